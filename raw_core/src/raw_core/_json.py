@@ -1,0 +1,78 @@
+"""Strict JSON reading: the parser every untrusted JSON document goes through.
+
+``json.loads`` keeps the last of duplicate keys, accepts ``NaN`` and ``Infinity``, and
+raises ``RecursionError`` on deep nesting. This module refuses all three, and bounds size
+and depth, raising :class:`JsonInputError` with a message that says what was found.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "JsonInputError", "loads_strict"]
+
+MAX_DEPTH = 64
+
+
+class JsonInputError(ValueError):
+    """The text is not strict JSON, or exceeds a bound."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise JsonInputError(f"{name} is not a JSON value")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise JsonInputError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether containers in a parsed value nest deeper than ``limit`` (iterative walk)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def loads_strict(
+    text: str | bytes, *, max_bytes: int | None = None, max_depth: int = MAX_DEPTH
+) -> Any:
+    """Parse ``text`` as strict JSON.
+
+    Refuses duplicate keys, ``NaN``/``Infinity``, nesting deeper than ``max_depth`` and,
+    when ``max_bytes`` is given, input longer than that many UTF-8 bytes.
+    """
+    if isinstance(text, bytes):
+        size = len(text)
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JsonInputError(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    else:
+        size = len(text.encode("utf-8", "surrogatepass")) if max_bytes is not None else 0
+    if max_bytes is not None and size > max_bytes:
+        raise JsonInputError(f"{size} bytes is over the limit of {max_bytes} bytes")
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise JsonInputError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise JsonInputError(f"nested deeper than {max_depth} levels") from None
+    if isinstance(value, dict | list) and _depth_exceeds(value, max_depth):
+        raise JsonInputError(f"nested deeper than {max_depth} levels")
+    return value

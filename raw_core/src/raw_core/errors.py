@@ -1,0 +1,281 @@
+"""Every error raw raises, in one tree, each with a stable snake_case ``code``.
+
+The tree::
+
+    RawError
+    ├── ManifestError                 a tool folder cannot become a tool
+    │   ├── ManifestInvalid           manifest_invalid
+    │   ├── ToolPathOutsideRoot       tool_path_outside_root
+    │   ├── ToolImportFailed          tool_import_failed
+    │   └── ToolEntryInvalid          tool_entry_invalid
+    ├── SelectionError                an agent's tools.use cannot be satisfied
+    │   ├── ToolNotFound              tool_not_found
+    │   ├── ToolSourceUnavailable     tool_source_unavailable
+    │   ├── ToolNameConflict          tool_name_conflict
+    │   └── ToolSelectedTwice         tool_selected_twice
+    ├── ConfigError                   a config file cannot be used
+    │   ├── ConfigNotFound            config_not_found
+    │   └── ConfigInvalid             config_invalid
+    ├── PluginError                   a plug-in cannot be loaded
+    │   ├── PluginInvalid             plugin_invalid
+    │   └── PluginConflict            plugin_conflict
+    ├── DispatchError                 a tool call cannot go ahead
+    │   ├── ToolUnknown               tool_unknown
+    │   └── ToolNotExposed            tool_not_exposed
+    └── StoreError                    the session store refuses an operation
+        ├── SessionNotFound           session_not_found
+        ├── SessionLocked             session_locked
+        ├── StoreCorrupt              store_corrupt
+        ├── StoreTooNew               store_too_new
+        └── StorageFull               storage_full
+
+Foreign exceptions (cattrs, fastjsonschema, re2, sqlite3, importlib) are translated into
+these at one seam each, with ``raise ... from exc``. ``docs/reference/errors.md`` has one
+section per code; a test fails when the two disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "ConfigError",
+    "ConfigInvalid",
+    "ConfigNotFound",
+    "DispatchError",
+    "ManifestError",
+    "ManifestInvalid",
+    "PluginConflict",
+    "PluginError",
+    "PluginInvalid",
+    "RawError",
+    "SelectionError",
+    "SessionLocked",
+    "SessionNotFound",
+    "StorageFull",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreTooNew",
+    "ToolEntryInvalid",
+    "ToolImportFailed",
+    "ToolNameConflict",
+    "ToolNotExposed",
+    "ToolNotFound",
+    "ToolPathOutsideRoot",
+    "ToolSelectedTwice",
+    "ToolSourceUnavailable",
+    "ToolUnknown",
+    "all_error_classes",
+]
+
+
+class RawError(Exception):
+    """Base of every error raw raises on purpose.
+
+    ``code`` is stable and machine-readable; ``message`` says what was expected and what was
+    found. Keyword context (``field``: a JSON path such as ``$.panels[0].id``, ``tool``: a tool
+    identity or folder, ``rule``: a rule index, ...) travels with the error and appears in
+    :meth:`to_dict`.
+    """
+
+    code: ClassVar[str] = "raw_error"
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context: dict[str, Any] = {k: v for k, v in context.items() if v is not None}
+
+    @property
+    def field(self) -> str | None:
+        """The JSON path of the offending field, when there is one."""
+        value = self.context.get("field")
+        return value if isinstance(value, str) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form: ``{"code", "message", ...context}``."""
+        return {"code": self.code, "message": self.message, **self.context}
+
+    def __str__(self) -> str:
+        where = self.context.get("field")
+        return f"{self.code}: {self.message}" + (f" (at {where})" if where else "")
+
+
+# --- loading a tool folder -------------------------------------------------------------
+
+
+class ManifestError(RawError):
+    """A tool folder cannot become a loaded tool."""
+
+    code = "manifest_error"
+
+
+class ManifestInvalid(ManifestError):
+    """tool.json breaks a rule of the manifest (a field, a schema, a panel declaration)."""
+
+    code = "manifest_invalid"
+
+
+class ToolPathOutsideRoot(ManifestError):
+    """A tool folder, manifest or entry is a link (or path) leading outside the tool's root."""
+
+    code = "tool_path_outside_root"
+
+
+class ToolImportFailed(ManifestError):
+    """The entry module raised while it was imported."""
+
+    code = "tool_import_failed"
+
+
+class ToolEntryInvalid(ManifestError):
+    """The entry module imported but does not export what the manifest requires."""
+
+    code = "tool_entry_invalid"
+
+
+# --- selecting tools for an agent ------------------------------------------------------
+
+
+class SelectionError(RawError):
+    """An agent's ``tools.use`` cannot be satisfied."""
+
+    code = "selection_error"
+
+
+class ToolNotFound(SelectionError):
+    """The identity names a folder or plug-in tool that does not exist."""
+
+    code = "tool_not_found"
+
+
+class ToolSourceUnavailable(SelectionError):
+    """The identity's source (``mcp/``, ``pkg/``) has no resolver in this installation."""
+
+    code = "tool_source_unavailable"
+
+
+class ToolNameConflict(SelectionError):
+    """Two selected tools have the same model-facing name."""
+
+    code = "tool_name_conflict"
+
+
+class ToolSelectedTwice(SelectionError):
+    """The same identity, or the same folder under two identities, is selected twice."""
+
+    code = "tool_selected_twice"
+
+
+# --- config ----------------------------------------------------------------------------
+
+
+class ConfigError(RawError):
+    """A config file cannot be used."""
+
+    code = "config_error"
+
+
+class ConfigNotFound(ConfigError):
+    """The config file does not exist or cannot be read."""
+
+    code = "config_not_found"
+
+
+class ConfigInvalid(ConfigError):
+    """The config file is not valid JSON, or a field breaks a rule."""
+
+    code = "config_invalid"
+
+
+# --- plug-ins --------------------------------------------------------------------------
+
+
+class PluginError(RawError):
+    """A plug-in cannot be loaded."""
+
+    code = "plugin_error"
+
+
+class PluginInvalid(PluginError):
+    """A plug-in failed to import, or a registration hook returned something unusable."""
+
+    code = "plugin_invalid"
+
+
+class PluginConflict(PluginError):
+    """Two plug-ins claim one name, or a plug-in takes a reserved source name."""
+
+    code = "plugin_conflict"
+
+
+# --- dispatch --------------------------------------------------------------------------
+
+
+class DispatchError(RawError):
+    """A tool call cannot go ahead."""
+
+    code = "dispatch_error"
+
+
+class ToolUnknown(DispatchError):
+    """No selected tool has the called name."""
+
+    code = "tool_unknown"
+
+
+class ToolNotExposed(DispatchError):
+    """The tool is selected but an unconditional deny hides it from the model."""
+
+    code = "tool_not_exposed"
+
+
+# --- the session store -----------------------------------------------------------------
+
+
+class StoreError(RawError):
+    """The session store refuses an operation."""
+
+    code = "store_error"
+
+
+class SessionNotFound(StoreError):
+    """No session has the given id (or it expired and was pruned)."""
+
+    code = "session_not_found"
+
+
+class SessionLocked(StoreError):
+    """Another writer holds the session."""
+
+    code = "session_locked"
+
+
+class StoreCorrupt(StoreError):
+    """The database file is not a usable raw session store."""
+
+    code = "store_corrupt"
+
+
+class StoreTooNew(StoreError):
+    """The database was written by a newer raw; it is refused and left untouched."""
+
+    code = "store_too_new"
+
+
+class StorageFull(StoreError):
+    """The disk is full; the operation was rolled back and nothing committed was lost."""
+
+    code = "storage_full"
+
+
+def all_error_classes() -> list[type[RawError]]:
+    """Every concrete error class (those whose code a caller can meet), in definition order."""
+    found: list[type[RawError]] = []
+    stack: list[type[RawError]] = [RawError]
+    while stack:
+        cls = stack.pop(0)
+        subclasses = cls.__subclasses__()
+        if not subclasses and cls is not RawError:
+            found.append(cls)
+        stack[0:0] = subclasses
+    return found
