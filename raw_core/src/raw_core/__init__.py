@@ -1,3 +1,105 @@
-"""raw_core: the tool contract of a local coding agent, as an embeddable library."""
+"""raw_core: the tool contract of a local coding agent, as an embeddable library.
 
-__all__: list[str] = []
+Public names are imported lazily (PEP 562), so ``import raw_core`` stays cheap for the
+``raw`` command line.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raw_core.agent import Agent, load_agent
+    from raw_core.config import (
+        AgentConfig,
+        Config,
+        ModelConfig,
+        Predicate,
+        Rule,
+        ToolsConfig,
+        load_config,
+        parse_config,
+    )
+    from raw_core.errors import RawError
+    from raw_core.hookspecs import hookimpl
+    from raw_core.identity import ToolIdentity, parse_identity
+    from raw_core.loader import LoadedTool, ToolLoader
+    from raw_core.manifest import PanelAction, PanelDeclaration, ToolManifest, parse_manifest
+    from raw_core.plugins import PluginHost, ToolFolder
+    from raw_core.registry import Registry, ToolDefinition, ToolSources, user_tools_dir
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "Agent": "raw_core.agent",
+    "load_agent": "raw_core.agent",
+    "AgentConfig": "raw_core.config",
+    "Config": "raw_core.config",
+    "ModelConfig": "raw_core.config",
+    "Predicate": "raw_core.config",
+    "Rule": "raw_core.config",
+    "ToolsConfig": "raw_core.config",
+    "load_config": "raw_core.config",
+    "parse_config": "raw_core.config",
+    "RawError": "raw_core.errors",
+    "hookimpl": "raw_core.hookspecs",
+    "ToolIdentity": "raw_core.identity",
+    "parse_identity": "raw_core.identity",
+    "LoadedTool": "raw_core.loader",
+    "ToolLoader": "raw_core.loader",
+    "PanelAction": "raw_core.manifest",
+    "PanelDeclaration": "raw_core.manifest",
+    "ToolManifest": "raw_core.manifest",
+    "parse_manifest": "raw_core.manifest",
+    "PluginHost": "raw_core.plugins",
+    "ToolFolder": "raw_core.plugins",
+    "Registry": "raw_core.registry",
+    "ToolDefinition": "raw_core.registry",
+    "ToolSources": "raw_core.registry",
+    "user_tools_dir": "raw_core.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'raw_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "Config",
+    "LoadedTool",
+    "ModelConfig",
+    "PanelAction",
+    "PanelDeclaration",
+    "PluginHost",
+    "Predicate",
+    "RawError",
+    "Registry",
+    "Rule",
+    "ToolDefinition",
+    "ToolFolder",
+    "ToolIdentity",
+    "ToolLoader",
+    "ToolManifest",
+    "ToolSources",
+    "ToolsConfig",
+    "__version__",
+    "hookimpl",
+    "load_agent",
+    "load_config",
+    "parse_config",
+    "parse_identity",
+    "parse_manifest",
+    "user_tools_dir",
+]

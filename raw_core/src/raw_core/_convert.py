@@ -124,6 +124,11 @@ class FieldValueError(ValueError):
         self.message = message
 
 
+def _is_literal(type_: Any) -> bool:
+    origin: Any = get_origin(type_)
+    return origin is Literal
+
+
 def _literal_hook(value: Any, type_: Any) -> Any:
     allowed = get_args(type_)
     if value not in allowed or type(value) is not type(
@@ -134,16 +139,54 @@ def _literal_hook(value: Any, type_: Any) -> Any:
     return value
 
 
+def _is_string_mapping(type_: Any) -> bool:
+    args = get_args(type_)
+    return (
+        get_origin(type_) in (dict, Mapping)
+        and len(args) == 2
+        and args[0] is str
+        and args[1] is not Any
+    )
+
+
+def _mapping_hook_factory(converter: cattrs.Converter) -> Any:
+    def factory(type_: Any) -> Any:
+        value_type = get_args(type_)[1]
+
+        def hook(value: Any, _type: Any) -> dict[str, Any]:
+            if not isinstance(value, dict):
+                raise ValueError(f"expected an object, found {json_kind(value)}")
+            items: dict[str, Any] = {}
+            errors: list[Exception] = []
+            for key, item in value.items():
+                try:
+                    items[key] = converter.structure(item, value_type)
+                except Exception as exc:
+                    exc.__notes__ = [
+                        *getattr(exc, "__notes__", []),
+                        IterableValidationNote(f"key {key!r}", key, value_type),
+                    ]
+                    errors.append(exc)
+            if errors:
+                raise IterableValidationError("invalid values", errors, type_)
+            return items
+
+        return hook
+
+    return factory
+
+
 def make_converter() -> cattrs.Converter:
     """A converter that rejects unknown keys and never coerces primitive types."""
     converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+    converter.register_structure_hook_factory(_is_string_mapping, _mapping_hook_factory(converter))
     converter.register_structure_hook_factory(_is_homogeneous_tuple, _tuple_hook_factory(converter))
     converter.register_structure_hook(str, _strict(str, "a string"))
     converter.register_structure_hook(int, _strict(int, "an integer"))
     converter.register_structure_hook(bool, _strict(bool, "a boolean"))
     converter.register_structure_hook(float, _strict(float | int, "a number"))  # type: ignore[arg-type]
     converter.register_structure_hook_func(lambda t: t == Mapping[str, Any], _json_object)
-    converter.register_structure_hook_func(lambda t: get_origin(t) is Literal, _literal_hook)
+    converter.register_structure_hook_func(_is_literal, _literal_hook)
     return converter
 
 
@@ -168,7 +211,7 @@ def _describe(exc: BaseException) -> str:
 
 def _walk(exc: BaseException, path: str, out: list[FieldProblem]) -> None:
     if isinstance(exc, FieldValueError):
-        out.append(FieldProblem(path=_key_path(path, exc.name), message=exc.message))
+        out.append(FieldProblem(path=f"{path}.{exc.name}", message=exc.message))
         return
     if isinstance(exc, ForbiddenExtraKeysError):
         for key in sorted(exc.extra_fields):
@@ -189,8 +232,8 @@ def _walk(exc: BaseException, path: str, out: list[FieldProblem]) -> None:
             _walk(sub, path, out)
         return
     if isinstance(exc, BaseExceptionGroup):
-        for sub in exc.exceptions:
-            _walk(sub, path, out)
+        for member in exc.exceptions:
+            _walk(member, path, out)
         return
     out.append(FieldProblem(path=path, message=_describe(exc)))
 

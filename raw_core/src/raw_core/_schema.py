@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import fastjsonschema
 from fastjsonschema.draft07 import CodeGeneratorDraft07
+from fastjsonschema.ref_resolver import RefResolver
 
 from raw_core._re2 import PatternError, compile_pattern
 
@@ -331,8 +332,8 @@ def compile_schema(prepared: Mapping[str, Any]) -> SchemaValidator:
 def _compile_cached(canonical: str) -> SchemaValidator:
     definition = json.loads(canonical)
     try:
-        resolver = fastjsonschema.RefResolver.from_schema(definition, handlers=_NO_FETCH, store={})
-        generator = CodeGeneratorDraft07(
+        resolver = RefResolver.from_schema(definition, handlers=_NO_FETCH, store={})
+        generator = CodeGeneratorDraft07(  # type: ignore[no-untyped-call]
             definition, resolver=resolver, formats={}, use_default=False, use_formats=False
         )
         code = generator.func_code

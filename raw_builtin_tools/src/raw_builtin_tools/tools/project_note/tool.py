@@ -1,0 +1,13 @@
+"""project_note: a small example tool that describes the session's working directory."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def handler(args: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Name the project directory and count its entries."""
+    cwd = str(getattr(context, "cwd", None) or os.getcwd())
+    entries = len(os.listdir(cwd))
+    return {"content": [{"type": "text", "text": f"Project directory: {cwd} ({entries} entries)"}]}

@@ -1,0 +1,39 @@
+"""Printing results and errors the same way in every command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from raw_core.errors import RawError
+
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "emit_json", "fail"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as indented JSON on stdout."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def describe(error: RawError) -> str:
+    """``code: message (at field)`` for humans."""
+    return str(error)
+
+
+def fail(error: RawError, *, as_json: bool, exit_code: int = EXIT_USAGE) -> NoReturn:
+    """Report ``error`` and exit: JSON ``{"error": {...}}`` on stdout, or a line on stderr."""
+    if as_json:
+        payload = {"code": error.code, "message": error.message}
+        if error.field is not None:
+            payload["field"] = error.field
+        emit_json({"error": payload})
+    else:
+        click.echo(f"raw: {describe(error)}", err=True)
+    sys.exit(exit_code)

@@ -1,0 +1,105 @@
+"""``raw tools``: check tool folders and list what an agent's model would receive."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json, fail
+from raw_core.errors import RawError
+
+__all__ = ["tools"]
+
+
+@click.group()
+def tools() -> None:
+    """Check, list and inspect tools."""
+
+
+@tools.command("check")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one entry per folder.")
+def check(paths: tuple[Path, ...], as_json: bool) -> None:
+    """Check tool folders: manifest, schemas and entry module.
+
+    Exits 0 when every folder is a valid tool, 1 otherwise.
+    """
+    from raw_core.loader import ToolLoader
+
+    loader = ToolLoader()
+    results: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            tool = loader.load(path)
+        except RawError as exc:
+            error: dict[str, Any] = {"code": exc.code, "message": exc.message, "field": exc.field}
+            results.append({"path": str(path), "ok": False, "error": error})
+            continue
+        entry: dict[str, Any] = {
+            "path": str(path),
+            "ok": True,
+            "id": tool.manifest.id,
+            "name": tool.name,
+            "version": tool.manifest.version,
+        }
+        if tool.warnings:
+            entry["warnings"] = list(tool.warnings)
+        results.append(entry)
+    if as_json:
+        emit_json(results)
+    else:
+        for result in results:
+            if result["ok"]:
+                click.echo(
+                    f"ok    {result['path']}: {result['id']} {result['version']}"
+                    f" (model-facing name {result['name']!r})"
+                )
+                for warning in result.get("warnings", []):
+                    click.echo(f"      warning: {warning}")
+            else:
+                err = result["error"]
+                where = f" (at {err['field']})" if err["field"] else ""
+                click.echo(f"FAIL  {result['path']}: {err['code']}: {err['message']}{where}")
+    sys.exit(EXIT_OK if all(r["ok"] for r in results) else EXIT_ERROR)
+
+
+@tools.command("list")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The config file.",
+)
+@click.option(
+    "--agent",
+    "agent_name",
+    default=None,
+    help="The agent (default: the only one, or default_agent).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def list_tools(config_path: Path, agent_name: str | None, as_json: bool) -> None:
+    """List what the agent's model receives, in tools.use order."""
+    from raw_core.agent import load_agent
+    from raw_core.config import load_config
+    from raw_core.plugins import PluginHost
+
+    try:
+        config = load_config(config_path)
+        host = PluginHost()
+        host.load_entry_points()
+        agent = load_agent(config, agent_name, host=host)
+    except RawError as exc:
+        fail(exc, as_json=as_json)
+    definitions = agent.registry.definitions()
+    if as_json:
+        emit_json([d.to_dict() for d in definitions])
+        return
+    if not definitions:
+        click.echo(f"agent {agent.name!r} selects no tools")
+    for definition in definitions:
+        summary = definition.description.strip().splitlines()[0]
+        click.echo(f"{definition.name}  ({definition.identity})\n    {summary}")

@@ -1,0 +1,112 @@
+"""Every hook a raw plug-in can implement, grouped by phase.
+
+A plug-in is a module (or object) named by an entry point in the ``raw`` group; the entry
+point's name is the plug-in's name, and tools it registers get the identity
+``<plugin>/<tool>``. Implement hooks with :data:`hookimpl`::
+
+    from raw_core import hookimpl, ToolFolder
+
+    @hookimpl
+    def raw_register_tools():
+        return [ToolFolder(path=Path(__file__).parent / "tools" / "project_note")]
+
+pluggy calls hooks synchronously. A hook that must wait returns an awaitable (a check
+verdict) or an async middleware (a call), and raw awaits it under anyio with a timeout.
+Runtime hooks may tighten what raw decided, never loosen it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+__all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
+
+PROJECT_NAME = "raw"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+# --- registration: what a plug-in ships ------------------------------------------------
+
+
+@hookspec
+def raw_register_tools() -> list[Any]:  # type: ignore[empty-body]
+    """Return the tools this plug-in ships, as a list of :class:`raw_core.ToolFolder`.
+
+    Each folder holds a ``tool.json`` and its entry module; its folder name is the tool's
+    name inside the plug-in, so a plug-in named ``acme`` shipping ``tools/grep`` offers
+    ``acme/grep``. Folders are loaded only when an agent selects them.
+
+    Example::
+
+        @hookimpl
+        def raw_register_tools():
+            return [ToolFolder(path=HERE / "tools" / "grep")]
+    """
+
+
+@hookspec
+def raw_register_providers() -> list[Any]:  # type: ignore[empty-body]
+    """Return the model providers this plug-in ships, as provider records.
+
+    The provider protocol arrives with raw's agent loop; until then raw calls no
+    implementation of this hook.
+    """
+
+
+@hookspec
+def raw_register_commands(cli: Any) -> None:
+    """Add subcommands to the ``raw`` command line (a :class:`click.Group`).
+
+    Example::
+
+        @hookimpl
+        def raw_register_commands(cli):
+            @cli.command()
+            def hello():
+                click.echo("hello")
+    """
+
+
+# --- runtime: around each tool call ----------------------------------------------------
+
+
+@hookspec
+def raw_tool_describe(tool: Any, description: str) -> str | None:
+    """Rewrite the model-facing description of a selected tool; return None to keep it.
+
+    Called once per tool when the registry renders what the model receives.
+    """
+
+
+@hookspec
+def raw_tool_check(call: Any, verdict: Any) -> Any:
+    """Decide about one call (a PreToolUse check): return a verdict, an awaitable of one,
+    or None to pass.
+
+    A verdict may only tighten what the policy decided (allow → ask → deny); the reason of
+    a deny reaches the model. A hook that raises, times out or answers something that is
+    not a verdict fails the call closed (``hook_failed``).
+    """
+
+
+@hookspec
+def raw_tool_call(call: Any) -> Any:
+    """Return an async middleware ``(call, call_next) -> result`` for one call, or None.
+
+    raw composes the middlewares around the handler, in registration order. A middleware
+    may replace or withhold the result; it never changes the arguments.
+    """
+
+
+# --- observers ---------------------------------------------------------------------------
+
+
+@hookspec
+def raw_session_event(event: Any) -> None:
+    """Observe one event of the agent loop (a detached copy). Failures are logged, not
+    raised: observers fail open.
+    """
