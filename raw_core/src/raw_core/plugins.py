@@ -92,8 +92,27 @@ class PluginHost:
             raise PluginInvalid(
                 f"plug-in {name!r} ({where}) is invalid: {exc}", plugin=name
             ) from exc
+        unknown = self._unknown_hooks(plugin)
+        if unknown:
+            self._manager.unregister(plugin)
+            raise PluginInvalid(
+                f"plug-in {name!r} ({where}) implements unknown hooks: {', '.join(unknown)}",
+                plugin=name,
+            )
         self._origins[name] = where
         self._tool_folders = None
+
+    def _unknown_hooks(self, plugin: object) -> list[str]:
+        """Hook implementations of ``plugin`` that match no raw hookspec (typos)."""
+        unknown = []
+        for hook_name, caller in vars(self._manager.hook).items():
+            if hook_name.startswith("_") or caller.has_spec():
+                continue
+            if any(
+                impl.plugin is plugin and not impl.optionalhook for impl in caller.get_hookimpls()
+            ):
+                unknown.append(hook_name)
+        return sorted(unknown)
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Import and register every plug-in of the entry-point group."""

@@ -1,0 +1,65 @@
+"""Each package's public API is what its ``__all__`` says, and every name resolves."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+PACKAGES = [
+    "raw_core",
+    "raw_builtin_tools",
+    "raw_providers",
+    "raw_core.errors",
+    "raw_core.config",
+    "raw_core.manifest",
+    "raw_core.loader",
+    "raw_core.registry",
+    "raw_core.plugins",
+    "raw_core.identity",
+    "raw_core.agent",
+    "raw_core.hookspecs",
+]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_name_in_all_resolves(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = module.__all__
+    assert len(exported) == len(set(exported))
+    for attribute in exported:
+        assert getattr(module, attribute) is not None, f"{name}.{attribute}"
+
+
+def test_importing_raw_core_loads_no_plugin_and_no_heavy_module() -> None:
+    code = (
+        "import sys, raw_core\n"
+        "heavy = [m for m in ('raw_builtin_tools', 'fastjsonschema', 're2', 'cattrs',"
+        " 'pluggy', 'click') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
+
+
+def test_raw_core_does_not_import_the_other_distributions() -> None:
+    code = (
+        "import sys\n"
+        "import raw_core.agent, raw_core.registry, raw_core.cli\n"
+        "print(','.join(m for m in ('raw_builtin_tools', 'raw_providers') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
+
+
+def test_unknown_attribute_raises_attribute_error() -> None:
+    import raw_core
+
+    with pytest.raises(AttributeError):
+        _ = raw_core.no_such_name

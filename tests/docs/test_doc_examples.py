@@ -1,0 +1,65 @@
+"""The examples in docs/ run as written."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from raw_core.loader import ToolLoader
+
+DOCS = Path(__file__).parents[2] / "docs"
+FILE_BLOCK = re.compile(r"<!-- file: (?P<path>[^ ]+) -->\n```[a-z]*\n(?P<body>.*?)```", re.S)
+TEST_BLOCK = re.compile(
+    r"<!-- test: (?P<name>[a-z_-]+) -->\n```python\n(?P<body>.*?)```"
+    r"\n\nOutput:\n\n```\n(?P<output>.*?)```",
+    re.S,
+)
+
+
+def test_write_a_local_tool_example_loads_and_runs(tmp_path: Path) -> None:
+    text = (DOCS / "how-to" / "write-a-local-tool.md").read_text(encoding="utf-8")
+    blocks = list(FILE_BLOCK.finditer(text))
+    assert {b["path"] for b in blocks} == {"line_count/tool.json", "line_count/tool.py"}
+    root = tmp_path / "tools"
+    for block in blocks:
+        target = root / block["path"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(block["body"], encoding="utf-8")
+    tool = ToolLoader().load(root / "line_count", identity="local/line_count")
+    assert tool.name == "line_count"
+    (tmp_path / "notes.txt").write_text("one\ntwo\nthree", encoding="utf-8")
+    args = {"path": "notes.txt"}
+    tool.input_validator.validate(args)
+    assert tool.validate_args is not None
+    assert tool.validate_args(args) is None
+    assert tool.validate_args({"path": "dir/"}) == "path must name a file, not a directory"
+    result = tool.handler(args, SimpleNamespace(cwd=str(tmp_path)))
+    assert result == {"content": [{"type": "text", "text": "3 lines in notes.txt"}]}
+    check = subprocess.run(
+        [sys.executable, "-m", "raw_core", "tools", "check", "--json", str(root / "line_count")],
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stderr
+    assert json.loads(check.stdout)[0]["ok"] is True
+
+
+@pytest.mark.parametrize("page", ["how-to/embed.md"])
+def test_python_examples_print_what_the_page_says(page: str, tmp_path: Path) -> None:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    examples = list(TEST_BLOCK.finditer(text))
+    assert examples, f"{page} has no tested example"
+    for example in examples:
+        script = tmp_path / f"{example['name']}.py"
+        script.write_text(example["body"], encoding="utf-8")
+        result = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == example["output"]

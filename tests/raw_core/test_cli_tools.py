@@ -1,0 +1,149 @@
+"""``raw tools check`` and ``raw tools list``: output, JSON shapes and exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from raw_core.cli import cli
+
+REPO = Path(__file__).parents[2]
+QUICKSTART = REPO / "examples" / "quickstart"
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.exit_code == 0
+    assert result.output.startswith("raw 0.")
+
+
+def test_check_reports_each_folder_and_exits_1_when_one_is_invalid(make_tool: Any) -> None:
+    good = make_tool("good")
+    bad = make_tool("bad", version="1.0")
+    result = run("tools", "check", "--json", str(good), str(bad))
+    assert result.exit_code == 1
+    assert json.loads(result.output) == [
+        {"path": str(good), "ok": True, "id": "good", "name": "good", "version": "1.0.0"},
+        {
+            "path": str(bad),
+            "ok": False,
+            "error": {
+                "code": "manifest_invalid",
+                "field": "$.version",
+                "message": "expected major.minor.patch, found '1.0'",
+            },
+        },
+    ]
+
+
+def test_check_exits_0_when_all_are_valid(make_tool: Any) -> None:
+    result = run("tools", "check", str(make_tool("one")), str(make_tool("two")))
+    assert result.exit_code == 0
+    assert result.output.count("ok    ") == 2
+
+
+def test_check_prints_warnings(make_tool: Any) -> None:
+    folder = make_tool("one", panels=[{"id": "p", "title": "P", "icon": "unicorn"}])
+    result = run("tools", "check", str(folder))
+    assert result.exit_code == 0
+    assert "warning:" in result.output
+    assert "unicorn" in result.output
+
+
+def test_check_human_output_names_code_and_field(make_tool: Any) -> None:
+    result = run("tools", "check", str(make_tool("bad", name="has space")))
+    assert result.exit_code == 1
+    assert "FAIL" in result.output
+    assert "manifest_invalid" in result.output
+    assert "(at $.name)" in result.output
+
+
+def test_check_without_paths_is_a_usage_error() -> None:
+    assert run("tools", "check").exit_code == 2
+
+
+def test_list_prints_what_the_model_receives_in_order() -> None:
+    result = run("tools", "list", "--json", "--config", str(QUICKSTART / "raw.json"))
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.output)
+    assert [t["identity"] for t in listed] == ["builtin/project_note", "agent/word_count"]
+    assert set(listed[0]) == {"identity", "name", "description", "input_schema"}
+
+
+@pytest.mark.parametrize(
+    ("document", "code"),
+    [
+        pytest.param(
+            '{"agents": {"a": {"tools": {"use": ["local/x", 3]}}}}',
+            "config_invalid",
+            id="config-invalid",
+        ),
+        pytest.param(
+            '{"agents": {"a": {"tools": {"use": ["agent/missing"]}}}}',
+            "tool_not_found",
+            id="tool-missing",
+        ),
+        pytest.param(
+            '{"agents": {"a": {"tools": {"use": ["mcp/s/t"]}}}}',
+            "tool_source_unavailable",
+            id="source-unavailable",
+        ),
+    ],
+)
+def test_list_config_errors_exit_2_with_a_json_error(
+    tmp_path: Path, document: str, code: str
+) -> None:
+    path = tmp_path / "raw.json"
+    path.write_text(document)
+    result = run("tools", "list", "--json", "--config", str(path))
+    assert result.exit_code == 2
+    error = json.loads(result.output)["error"]
+    assert error["code"] == code
+    assert error["message"]
+
+
+def test_list_chooses_the_agent(tmp_path: Path) -> None:
+    path = tmp_path / "raw.json"
+    path.write_text(
+        json.dumps(
+            {
+                "agents": {
+                    "a": {"tools": {"use": []}},
+                    "b": {"tools": {"use": ["builtin/project_note"]}},
+                }
+            }
+        )
+    )
+    assert run("tools", "list", "--config", str(path)).exit_code == 2
+    result = run("tools", "list", "--json", "--config", str(path), "--agent", "b")
+    assert [t["name"] for t in json.loads(result.output)] == ["project_note"]
+
+
+def test_the_installed_console_script_runs_without_tracebacks(tmp_path: Path) -> None:
+    raw = shutil.which("raw")
+    assert raw is not None, "the raw console script is not installed"
+    path = tmp_path / "raw.json"
+    path.write_text("{not json")
+    result = subprocess.run(
+        [raw, "tools", "list", "--config", str(path)], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("raw: config_invalid:")
+    listed = subprocess.run(
+        [raw, "tools", "list", "--config", str(QUICKSTART / "raw.json")],
+        capture_output=True,
+        text=True,
+    )
+    assert listed.returncode == 0
+    assert "project_note  (builtin/project_note)" in listed.stdout

@@ -1,0 +1,114 @@
+"""The plug-in host: registration, reserved and duplicate names, failing plug-ins."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from raw_core import ToolFolder, hookimpl
+from raw_core.errors import PluginConflict, PluginInvalid
+from raw_core.plugins import PluginHost
+
+
+class Ships:
+    def __init__(self, *records: Any) -> None:
+        self.records = records
+
+    @hookimpl
+    def raw_register_tools(self) -> list[Any]:
+        return list(self.records)
+
+
+@pytest.mark.parametrize("name", ["local", "agent", "pkg", "mcp"])
+def test_reserved_source_names_cannot_be_taken(host: PluginHost, name: str) -> None:
+    with pytest.raises(PluginConflict, match="reserved"):
+        host.register(Ships(), name=name)
+
+
+def test_duplicate_names_are_an_error_naming_both(host: PluginHost) -> None:
+    host.register(Ships(), name="acme", origin="first.plugin")
+    with pytest.raises(PluginConflict) as caught:
+        host.register(Ships(), name="acme", origin="second.plugin")
+    assert "first.plugin" in caught.value.message
+    assert "second.plugin" in caught.value.message
+
+
+def test_invalid_plugin_name_is_refused(host: PluginHost) -> None:
+    with pytest.raises(PluginInvalid):
+        host.register(Ships(), name="Acme Tools")
+
+
+def test_unknown_hook_name_is_refused_by_pluggy(host: PluginHost) -> None:
+    class Typo:
+        @hookimpl
+        def raw_register_toolz(self) -> list[Any]:
+            return []
+
+    with pytest.raises(PluginInvalid, match="raw_register_toolz"):
+        host.register(Typo(), name="typo")
+    assert host.plugin_names() == []
+
+
+def test_registration_must_return_tool_folder_records(host: PluginHost) -> None:
+    host.register(Ships("a/path"), name="acme")
+    with pytest.raises(PluginInvalid, match="ToolFolder"):
+        host.tool_folders()
+
+
+def test_two_tools_of_one_name_in_a_plugin_are_refused(host: PluginHost, tmp_path: Path) -> None:
+    host.register(
+        Ships(ToolFolder(path=tmp_path / "a" / "grep"), ToolFolder(path=tmp_path / "b" / "grep")),
+        name="acme",
+    )
+    with pytest.raises(PluginInvalid, match="two tools named 'grep'"):
+        host.tool_folders()
+
+
+def test_a_registration_hook_that_raises_is_an_error(host: PluginHost) -> None:
+    class Broken:
+        @hookimpl
+        def raw_register_tools(self) -> list[Any]:
+            raise RuntimeError("boom")
+
+    host.register(Broken(), name="broken")
+    with pytest.raises(PluginInvalid, match="boom"):
+        host.tool_folders()
+
+
+def test_tool_folders_are_grouped_by_plugin(host: PluginHost, tmp_path: Path) -> None:
+    host.register(Ships(ToolFolder(path=tmp_path / "grep")), name="acme")
+    host.register(Ships(), name="empty")
+    assert {k: list(v) for k, v in host.tool_folders().items()} == {"acme": ["grep"], "empty": []}
+
+
+def test_a_plugin_that_fails_to_import_is_an_error(
+    host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = importlib.metadata.EntryPoint(
+        name="broken", value="no_such_module_x:plugin", group="raw"
+    )
+
+    def fake_entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
+        return [broken] if group == "raw" else []
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", fake_entry_points)
+    with pytest.raises(PluginInvalid, match="failed to load"):
+        host.load_entry_points()
+
+
+def test_the_builtin_plugin_is_installed_under_its_name() -> None:
+    names = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="raw")}
+    assert names["builtin"] == "raw_builtin_tools.plugin"
+    host = PluginHost()
+    host.load_entry_points()
+    assert "project_note" in host.tool_folders()["builtin"]
+
+
+def test_hosts_are_independent() -> None:
+    first, second = PluginHost(), PluginHost()
+    first.register(SimpleNamespace(), name="acme")
+    assert second.plugin_names() == []
