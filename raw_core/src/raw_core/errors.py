@@ -19,15 +19,28 @@ The tree::
     ├── PluginError                   a plug-in cannot be loaded
     │   ├── PluginInvalid             plugin_invalid
     │   └── PluginConflict            plugin_conflict
-    ├── DispatchError                 a tool call cannot go ahead
+    ├── DispatchError                 a tool call ended without a result from its handler
     │   ├── ToolUnknown               tool_unknown
-    │   └── ToolNotExposed            tool_not_exposed
+    │   ├── ToolNotExposed            tool_not_exposed
+    │   ├── InvalidArguments          invalid_arguments
+    │   ├── EffectsInvalid            effects_invalid
+    │   ├── Denied                    denied
+    │   ├── HookDenied                hook_denied
+    │   ├── HookFailed                hook_failed
+    │   ├── ApprovalDenied            approval_denied
+    │   ├── ApprovalUnavailable       approval_unavailable
+    │   ├── HandlerError              handler_error
+    │   ├── ToolError                 tool_error
+    │   ├── Cancelled                 cancelled
+    │   └── Timeout                   timeout
     └── StoreError                    the session store refuses an operation
         ├── SessionNotFound           session_not_found
         ├── SessionLocked             session_locked
         ├── StoreCorrupt              store_corrupt
         ├── StoreTooNew               store_too_new
-        └── StorageFull               storage_full
+        ├── StorageFull               storage_full
+        ├── StoreUnavailable          store_unavailable
+        └── InvalidCursor             invalid_cursor
 
 Foreign exceptions (cattrs, fastjsonschema, re2, sqlite3, importlib) are translated into
 these at one seam each, with ``raise ... from exc``. ``docs/reference/errors.md`` has one
@@ -39,10 +52,20 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "ApprovalDenied",
+    "ApprovalUnavailable",
+    "Cancelled",
     "ConfigError",
     "ConfigInvalid",
     "ConfigNotFound",
+    "Denied",
     "DispatchError",
+    "EffectsInvalid",
+    "HandlerError",
+    "HookDenied",
+    "HookFailed",
+    "InvalidCursor",
+    "InvalidArguments",
     "ManifestError",
     "ManifestInvalid",
     "PluginConflict",
@@ -56,7 +79,10 @@ __all__ = [
     "StoreCorrupt",
     "StoreError",
     "StoreTooNew",
+    "StoreUnavailable",
+    "Timeout",
     "ToolEntryInvalid",
+    "ToolError",
     "ToolImportFailed",
     "ToolNameConflict",
     "ToolNotExposed",
@@ -212,7 +238,7 @@ class PluginConflict(PluginError):
 
 
 class DispatchError(RawError):
-    """A tool call cannot go ahead."""
+    """A tool call ended without a result from its handler; it becomes an error result."""
 
     code = "dispatch_error"
 
@@ -227,6 +253,74 @@ class ToolNotExposed(DispatchError):
     """The tool is selected but an unconditional deny hides it from the model."""
 
     code = "tool_not_exposed"
+
+
+class InvalidArguments(DispatchError):
+    """The arguments are not strict JSON, break the input schema, or validate_args refused."""
+
+    code = "invalid_arguments"
+
+
+class EffectsInvalid(DispatchError):
+    """describe_effects raised, returned an awaitable, or returned effects that break the
+    effects_schema."""
+
+    code = "effects_invalid"
+
+
+class Denied(DispatchError):
+    """A deny rule of the policy decided the call."""
+
+    code = "denied"
+
+
+class HookDenied(DispatchError):
+    """A PreToolUse check hook denied the call; its reason reaches the model."""
+
+    code = "hook_denied"
+
+
+class HookFailed(DispatchError):
+    """A check hook raised, timed out or answered something that is not a verdict; the call
+    fails closed."""
+
+    code = "hook_failed"
+
+
+class ApprovalDenied(DispatchError):
+    """The approval callback refused the call (or failed)."""
+
+    code = "approval_denied"
+
+
+class ApprovalUnavailable(DispatchError):
+    """The call needs approval and nobody can be asked (a non-interactive run)."""
+
+    code = "approval_unavailable"
+
+
+class HandlerError(DispatchError):
+    """The handler raised, or returned something that is not a tool result."""
+
+    code = "handler_error"
+
+
+class ToolError(DispatchError):
+    """The handler ran and reported an error in its own result (``"is_error": true``)."""
+
+    code = "tool_error"
+
+
+class Cancelled(DispatchError):
+    """The call was cancelled before it finished."""
+
+    code = "cancelled"
+
+
+class Timeout(DispatchError):
+    """The handler ran past its deadline."""
+
+    code = "timeout"
 
 
 # --- the session store -----------------------------------------------------------------
@@ -266,6 +360,19 @@ class StorageFull(StoreError):
     """The disk is full; the operation was rolled back and nothing committed was lost."""
 
     code = "storage_full"
+
+
+class StoreUnavailable(StoreError):
+    """The store's location or SQLite itself failed (not a folder, no WAL support, an I/O
+    error, another connection kept it busy past the timeout); nothing was changed."""
+
+    code = "store_unavailable"
+
+
+class InvalidCursor(StoreError):
+    """A display-history cursor that this store did not issue for this session and order."""
+
+    code = "invalid_cursor"
 
 
 def all_error_classes() -> list[type[RawError]]:

@@ -1,0 +1,163 @@
+"""Session store: committed messages per second, and the cost of a page at depth.
+
+Writes go through the public sync API (``SessionWriter.append``), WAL with
+``synchronous=NORMAL``, on a real file:
+
+* one commit per message;
+* one commit per 10-message turn (user, assistant + tool call, ~1 KiB tool result, ...);
+* the same, plus ``end_turn()`` (a full checkpoint: the turn is safe from power loss).
+
+Then one session of 1,000,100 short display items, and the time to read one page of 100
+items at depth 1,000 and at depth 1,000,000 (keyset paging: the two should match).
+
+Run: ``uv run python benchmarks/bench_store.py [DIR]`` (default: a temporary folder; the
+deep session needs about 200 MB there).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from raw_core.store import (
+    AssistantMessage,
+    Message,
+    SessionStore,
+    TextBlock,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+SINGLE_COMMITS = 5_000
+TURNS = 1_000
+CHECKPOINTED_TURNS = 300
+DEPTH = 1_000_000
+PAGE = 100
+READS = 200
+
+
+def turn(index: int) -> list[Message]:
+    """Ten messages shaped like a coding turn: a question, four tool round trips, an answer."""
+    messages: list[Message] = [UserMessage.from_text(f"turn {index}: " + "please look " * 16)]
+    for step in range(4):
+        call_id = f"call_{index}_{step}"
+        arguments = f'{{"path": "src/module_{step}.py"}}'
+        messages.append(
+            AssistantMessage(
+                text="Reading the file.",
+                tool_calls=(ToolCall(id=call_id, name="read_file", arguments=arguments),),
+            )
+        )
+        messages.append(
+            ToolResultMessage(
+                tool_call_id=call_id,
+                status="ok",
+                content=(TextBlock(text="line of code\n" * 80),),
+            )
+        )
+    messages.append(AssistantMessage(text="Done: " + "explanation " * 20))
+    return messages
+
+
+def rate(count: int, seconds: float) -> str:
+    return f"{count / seconds:,.0f} messages/s"
+
+
+def bench_commits(store: SessionStore) -> list[tuple[str, str]]:
+    template = turn(0)
+    rows: list[tuple[str, str]] = []
+
+    session = store.create("one commit per message")
+    with store.open_writer(session.id) as writer:
+        started = time.perf_counter()
+        for index in range(SINGLE_COMMITS):
+            writer.append([template[index % len(template)]])
+        elapsed = time.perf_counter() - started
+    rows.append(("one commit per message", rate(SINGLE_COMMITS, elapsed)))
+
+    session = store.create("one commit per turn")
+    turns = [turn(index) for index in range(TURNS)]
+    with store.open_writer(session.id) as writer:
+        started = time.perf_counter()
+        for messages in turns:
+            writer.append(messages)
+        elapsed = time.perf_counter() - started
+    rows.append(("one commit per 10-message turn", rate(TURNS * 10, elapsed)))
+
+    session = store.create("one commit and a checkpoint per turn")
+    with store.open_writer(session.id) as writer:
+        started = time.perf_counter()
+        for messages in turns[:CHECKPOINTED_TURNS]:
+            writer.append(messages)
+            writer.end_turn()
+        elapsed = time.perf_counter() - started
+    rows.append(
+        ("one commit + end_turn (full checkpoint) per turn", rate(CHECKPOINTED_TURNS * 10, elapsed))
+    )
+    return rows
+
+
+def median_read_ms(store: SessionStore, session_id: str, cursor: str) -> float:
+    reader = store.open_reader(session_id)
+    timings: list[float] = []
+    for _ in range(READS):
+        started = time.perf_counter()
+        page = reader.page_display(cursor, limit=PAGE)
+        timings.append(time.perf_counter() - started)
+        assert len(page.items) == PAGE
+    return statistics.median(timings) * 1000
+
+
+def bench_depth(store: SessionStore) -> list[tuple[str, str]]:
+    session = store.create("deep")
+    batch = 10_000
+    started = time.perf_counter()
+    with store.open_writer(session.id) as writer:
+        writer.append(UserMessage.from_text(f"message {i}") for i in range(1_000))
+        at_thousand = writer.tail_cursor()
+        for start in range(1_000, DEPTH, batch):
+            writer.append(
+                UserMessage.from_text(f"message {i}") for i in range(start, start + batch)
+            )
+        at_million = writer.tail_cursor()
+        writer.append(UserMessage.from_text(f"message {i}") for i in range(DEPTH, DEPTH + PAGE))
+        writer.end_turn()
+    built = time.perf_counter() - started
+    return [
+        (
+            f"build the deep session ({DEPTH + PAGE:,} items, batches of {batch:,})",
+            f"{built:.1f} s",
+        ),
+        (
+            f"read one page of {PAGE} at depth 1,000",
+            f"{median_read_ms(store, session.id, at_thousand):.3f} ms",
+        ),
+        (
+            f"read one page of {PAGE} at depth 1,000,000",
+            f"{median_read_ms(store, session.id, at_million):.3f} ms",
+        ),
+    ]
+
+
+def main() -> None:
+    parent = sys.argv[1] if len(sys.argv) > 1 else None
+    with (
+        tempfile.TemporaryDirectory(dir=parent) as folder,
+        SessionStore.open(Path(folder) / "state") as store,
+    ):
+        rows = bench_commits(store)
+        rows += bench_depth(store)
+        size = store.path.stat().st_size / 1e6
+    print(f"Session store on {folder} ({size:.0f} MB at the end)\n")
+    print("| measure | result |")
+    print("| --- | --- |")
+    for label, value in rows:
+        print(f"| {label} | {value} |")
+
+
+if __name__ == "__main__":
+    main()

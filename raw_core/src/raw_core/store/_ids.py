@@ -1,0 +1,27 @@
+"""Session ids: 32 lowercase hex digits that sort by creation time.
+
+The first 12 digits are the creation time in milliseconds, the other 20 are random (80 bits),
+so ids are unique across processes without coordination and list in the order they were
+made. An id is also a file name (the session's lock file), so anything else is refused
+before it can reach the file system.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+
+__all__ = ["is_session_id", "new_session_id"]
+
+_SESSION_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def new_session_id() -> str:
+    """A fresh id: creation time in milliseconds, then 80 random bits."""
+    return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
+
+
+def is_session_id(value: str) -> bool:
+    """Whether ``value`` has the form of a session id (and is safe as a file name)."""
+    return _SESSION_ID.fullmatch(value) is not None

@@ -1,0 +1,205 @@
+"""Where the database file is, what its tables are, and which versions this raw can use.
+
+Two version numbers, two purposes:
+
+* the file name (``sessions-v1.sqlite3``) changes only when a new raw cannot read the old
+  layout. An older file is then never opened, so it stays untouched, and new sessions go
+  to the new file (raw does not convert old session data);
+* ``PRAGMA user_version`` counts additive steps within one file name. An older file is
+  brought forward in place, in one transaction; a file whose version is higher than
+  :data:`SCHEMA_VERSION` was written by a newer raw and is refused with
+  :class:`StoreTooNew` without being modified. ``PRAGMA application_id`` marks the file as
+  raw's, so another program's database is :class:`StoreCorrupt`, never adopted.
+
+The file's header is read directly before SQLite opens it: SQLite, even read-only, creates
+``-wal`` and ``-shm`` files beside a WAL database, and read-write it may checkpoint on
+close; a newer raw's file must stay exactly as it is.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import struct
+from pathlib import Path
+
+from raw_core.errors import StoreCorrupt, StoreTooNew, StoreUnavailable
+from raw_core.store._sqlite import connect, sqlite_errors, write_transaction
+
+__all__ = ["APPLICATION_ID", "FILE_NAME", "SCHEMA_VERSION", "ensure_private_dir", "open_database"]
+
+FILE_NAME = "sessions-v1.sqlite3"
+APPLICATION_ID = 0x72617731  # "raw1"
+
+# Each step is applied once, in order; step n takes user_version from n to n + 1.
+#
+# display: the display history, append-only. ``seq`` is one increasing sequence across the
+#   file; a session's items are its rows in ``seq`` order (the index makes keyset paging a
+#   range scan).
+# context: the model context, ordered by ``pos``. A row whose ``body`` is NULL stands for
+#   the display row with ``seq = pos`` (the message is stored once); a row with a body is a
+#   compaction summary, placed at the position of the first message it replaced.
+# ``format`` is the message format (messages.MESSAGE_FORMAT) of the row's body.
+_STEPS: tuple[tuple[str, ...], ...] = (
+    (
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY NOT NULL,
+            title TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_activity INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX sessions_by_activity ON sessions (last_activity)",
+        """
+        CREATE TABLE display (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            created_at INTEGER NOT NULL,
+            format INTEGER NOT NULL,
+            body TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX display_by_session ON display (session_id, seq)",
+        """
+        CREATE TABLE context (
+            pos INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            format INTEGER,
+            body TEXT,
+            CHECK ((format IS NULL) = (body IS NULL))
+        )
+        """,
+        "CREATE INDEX context_by_session ON context (session_id, pos)",
+    ),
+)
+
+SCHEMA_VERSION = len(_STEPS)
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` (and its parents) if missing, the folder itself with mode 0700.
+
+    An existing folder keeps its mode: it may be one the user chose, such as a project
+    folder; the files raw puts in it are private on their own.
+    """
+    try:
+        path.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        if not path.is_dir():
+            raise StoreUnavailable(
+                f"expected a folder for the session store, found a file: {path}", path=str(path)
+            ) from None
+        return
+    os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+
+
+def _create_private_file(path: Path) -> None:
+    """Create ``path`` empty with mode 0600 unless it exists (an empty file is a valid db)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+_MAGIC = b"SQLite format 3\x00"
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file whose header shows it is not raw's, or a newer raw's.
+
+    Reads the 100-byte header directly: SQLite itself, even read-only, would create
+    ``-wal`` and ``-shm`` files beside a WAL database, and a newer raw's file must stay as
+    it is. Raises like :func:`_check_version`.
+    """
+    with open(path, "rb") as file:
+        header = file.read(100)
+    if not header:
+        return  # created just now, or by a process that is creating it
+    if len(header) < 100 or not header.startswith(_MAGIC):
+        raise StoreCorrupt(
+            "expected a raw session database, found a file that is not a SQLite database",
+            path=str(path),
+        )
+    (schema_cookie,) = struct.unpack_from(">I", header, 40)
+    (version,) = struct.unpack_from(">i", header, 60)
+    (application_id,) = struct.unpack_from(">i", header, 68)
+    _check_version(path, application_id, version, has_schema=schema_cookie != 0)
+
+
+def _read_version(connection: sqlite3.Connection, path: Path) -> int:
+    """The schema version as SQLite sees it (the WAL included); raises like
+    :func:`_check_version`."""
+    with sqlite_errors(path):
+        (application_id,) = connection.execute("PRAGMA application_id").fetchone()
+        (version,) = connection.execute("PRAGMA user_version").fetchone()
+        (objects,) = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    return _check_version(path, application_id, version, has_schema=objects > 0)
+
+
+def _check_version(path: Path, application_id: int, version: int, *, has_schema: bool) -> int:
+    """The usable schema version; :class:`StoreCorrupt` for a database that is not raw's,
+    :class:`StoreTooNew` for one written by a newer raw."""
+    if application_id == 0 and version == 0 and not has_schema:
+        return 0
+    if application_id != APPLICATION_ID:
+        raise StoreCorrupt(
+            "expected a raw session database, found another program's SQLite database",
+            path=str(path),
+        )
+    if version > SCHEMA_VERSION:
+        raise StoreTooNew(
+            f"this database was written by a newer raw (schema {version}; this raw reads up "
+            f"to {SCHEMA_VERSION}); it is left untouched: upgrade raw to use it",
+            path=str(path),
+        )
+    if version < 1:
+        raise StoreCorrupt(
+            "expected a raw session database with a schema version, found none",
+            path=str(path),
+        )
+    return int(version)
+
+
+def _bring_forward(connection: sqlite3.Connection, path: Path) -> None:
+    """Apply the missing steps in one transaction (re-read inside it: another process may
+    have done it first)."""
+    with write_transaction(connection, path):
+        current = _read_version(connection, path)
+        for step in _STEPS[current:]:
+            for statement in step:
+                connection.execute(statement)
+        if current < SCHEMA_VERSION:
+            connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def open_database(directory: Path, *, busy_timeout: float) -> tuple[Path, sqlite3.Connection]:
+    """Open (creating if needed) the session database in ``directory``.
+
+    Returns its path and a configured read-write connection in WAL mode.
+    """
+    ensure_private_dir(directory)
+    path = directory / FILE_NAME
+    _create_private_file(path)
+    _check_header(path)
+    if os.stat(path).st_mode & 0o077:
+        os.chmod(path, 0o600)
+    connection = connect(path, busy_timeout=busy_timeout)
+    try:
+        version = _read_version(connection, path)  # the header may predate the WAL's content
+        with sqlite_errors(path):
+            (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+        if str(mode).lower() != "wal":
+            raise StoreUnavailable(
+                f"expected SQLite to use WAL mode, found {mode!r}: the file system of "
+                f"{directory} does not support it",
+                path=str(path),
+            )
+        if version < SCHEMA_VERSION:
+            _bring_forward(connection, path)
+    except BaseException:
+        connection.close()
+        raise
+    return path, connection

@@ -1,0 +1,104 @@
+"""SQLite connections configured the one way the store uses them, and the one seam where
+``sqlite3`` errors become store errors.
+
+Every connection: autocommit mode (``isolation_level=None``) so transactions are explicit,
+``busy_timeout``, ``synchronous=NORMAL`` and ``foreign_keys=ON`` (all three are per
+connection, so each connection sets them). Writers open with ``BEGIN IMMEDIATE``: a
+deferred ``BEGIN`` that reads and then writes fails at once with ``SQLITE_BUSY_SNAPSHOT``
+whatever ``busy_timeout`` says.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from raw_core.errors import StorageFull, StoreCorrupt, StoreUnavailable
+
+__all__ = ["connect", "read_transaction", "sqlite_errors", "translate", "write_transaction"]
+
+_CORRUPT = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+
+
+def translate(exc: sqlite3.Error, path: Path) -> Exception:
+    """The store error for a ``sqlite3`` error; programming errors are returned unchanged."""
+    if isinstance(exc, sqlite3.ProgrammingError | sqlite3.InterfaceError):
+        return exc
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code == sqlite3.SQLITE_FULL:
+        return StorageFull(
+            "the disk is full (or the database reached its size limit); the operation was "
+            "rolled back and nothing committed before it was lost",
+            path=str(path),
+        )
+    if code in _CORRUPT:
+        return StoreCorrupt(
+            f"expected a raw session database, found a file SQLite cannot use: {exc}",
+            path=str(path),
+        )
+    return StoreUnavailable(
+        f"the session database failed: {exc}",
+        path=str(path),
+        sqlite_error=getattr(exc, "sqlite_errorname", None),
+    )
+
+
+@contextmanager
+def sqlite_errors(path: Path) -> Iterator[None]:
+    """Raise store errors (see :func:`translate`) for ``sqlite3`` errors in the block."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        translated = translate(exc, path)
+        if translated is exc:
+            raise
+        raise translated from exc
+
+
+def connect(path: Path, *, busy_timeout: float, read_only: bool = False) -> sqlite3.Connection:
+    """A configured connection to the existing file ``path`` (never creates it)."""
+    uri = f"{path.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}"
+    with sqlite_errors(path):
+        connection = sqlite3.connect(
+            uri, uri=True, timeout=busy_timeout, isolation_level=None, cached_statements=64
+        )
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA foreign_keys = ON")
+        except BaseException:
+            connection.close()
+            raise
+    return connection
+
+
+@contextmanager
+def write_transaction(connection: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; anything raised inside rolls the whole back.
+
+    SQLite may already have rolled back by itself (it does on ``SQLITE_FULL``), so the
+    rollback runs only when a transaction is still open.
+    """
+    with sqlite_errors(path):
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+
+
+@contextmanager
+def read_transaction(connection: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
+    """A deferred read transaction: every statement inside sees one snapshot."""
+    with sqlite_errors(path):
+        connection.execute("BEGIN")
+        try:
+            yield connection
+        finally:
+            if connection.in_transaction:
+                connection.execute("COMMIT")

@@ -1,0 +1,243 @@
+"""The messages a session keeps, as frozen records with one JSON form.
+
+Every provider adapter converts to and from this shape, and the store writes exactly this
+JSON, so stored sessions never need converting when a provider is added or changed:
+
+* :class:`UserMessage`: what the user sent (text and image blocks);
+* :class:`AssistantMessage`: the model's text, its tool calls (``arguments`` is the JSON text
+  the model produced, kept byte for byte), and :class:`ProviderPart` blobs (reasoning items,
+  thinking signatures) that must go back to the same provider unchanged;
+* :class:`ToolResultMessage`: the outcome of one tool call, ``ok`` or ``error`` with its code,
+  and content blocks: text, JSON, image, or a :class:`VarPlaceholder`.
+
+A ``read_var`` result is stored as a :class:`VarPlaceholder` naming the variable; the loop
+puts the value in only when it builds a request, so a variable's value never reaches the
+database (spec 004, "Variables").
+
+The JSON form tags each message with ``role`` and each block with ``type``, leaves out fields
+that hold their default, and is (un)structured here and nowhere else, by one configured
+converter. :data:`MESSAGE_FORMAT` is stored beside every row, so a raw that meets a row from a
+newer format refuses it instead of misreading it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_unstructure_fn
+
+from raw_core._convert import FieldValueError, json_kind, make_converter, structure
+
+__all__ = [
+    "MESSAGE_FORMAT",
+    "AssistantMessage",
+    "ContentBlock",
+    "ImageBlock",
+    "JsonBlock",
+    "Message",
+    "ProviderPart",
+    "TextBlock",
+    "ToolCall",
+    "ToolResultMessage",
+    "UserBlock",
+    "UserMessage",
+    "VarPlaceholder",
+    "dumps_message",
+    "loads_message",
+    "message_from_dict",
+    "message_to_dict",
+]
+
+MESSAGE_FORMAT = 1
+"""The version of the JSON form below; stored with every row."""
+
+
+# --- content blocks ----------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class TextBlock:
+    """Plain text. JSON: ``{"type": "text", "text": ...}``."""
+
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class JsonBlock:
+    """A JSON value a tool returned, kept as JSON text. JSON: ``{"type": "json", ...}``."""
+
+    json_text: str
+
+
+@attrs.frozen(kw_only=True)
+class ImageBlock:
+    """An image, base64-encoded. JSON: ``{"type": "image", "media_type", "data"}``."""
+
+    media_type: str
+    data: str
+
+
+@attrs.frozen(kw_only=True)
+class VarPlaceholder:
+    """Where a variable's value goes; only the name is stored. JSON type ``var_placeholder``."""
+
+    name: str
+
+
+ContentBlock = TextBlock | JsonBlock | ImageBlock | VarPlaceholder
+"""A block of a tool result."""
+
+UserBlock = TextBlock | ImageBlock
+"""A block of a user message."""
+
+
+# --- messages ----------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """One call the model asked for; ``arguments`` is the model's JSON text, unparsed."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@attrs.frozen(kw_only=True)
+class ProviderPart:
+    """Data a provider needs back unchanged (e.g. a reasoning item), opaque to raw."""
+
+    provider: str
+    data: str
+
+
+@attrs.frozen(kw_only=True)
+class UserMessage:
+    """What the user sent. JSON role ``user``."""
+
+    content: tuple[UserBlock, ...]
+
+    @classmethod
+    def from_text(cls, text: str) -> UserMessage:
+        """A message of one text block."""
+        return cls(content=(TextBlock(text=text),))
+
+
+@attrs.frozen(kw_only=True)
+class AssistantMessage:
+    """A completed model answer. JSON role ``assistant``."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    provider_parts: tuple[ProviderPart, ...] = ()
+
+
+def _check_error_code(instance: ToolResultMessage, attribute: Any, value: str | None) -> None:
+    if instance.status == "error" and not value:
+        raise FieldValueError("error_code", "an error result needs an error code")
+    if instance.status == "ok" and value is not None:
+        raise FieldValueError("error_code", "an ok result has no error code")
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultMessage:
+    """The outcome of the tool call ``tool_call_id``. JSON role ``tool``.
+
+    ``error_code`` is set exactly when ``status`` is ``"error"``.
+    """
+
+    tool_call_id: str
+    status: Literal["ok", "error"]
+    error_code: str | None = attrs.field(default=None, validator=_check_error_code)
+    content: tuple[ContentBlock, ...] = ()
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage
+"""Any message of a session."""
+
+
+# --- the one JSON form -------------------------------------------------------------------
+
+_TAGS: Mapping[type, str] = {
+    TextBlock: "text",
+    JsonBlock: "json",
+    ImageBlock: "image",
+    VarPlaceholder: "var_placeholder",
+    UserMessage: "user",
+    AssistantMessage: "assistant",
+    ToolResultMessage: "tool",
+}
+"""The tag of each tagged record: ``type`` of a block, ``role`` of a message."""
+
+
+def _tagged_union(converter: cattrs.Converter, union: Any, tag_name: str) -> None:
+    """(Un)structure ``union`` as objects carrying their class's tag under ``tag_name``."""
+    classes: dict[str, type] = {_TAGS[cls]: cls for cls in union.__args__}
+    listed = ", ".join(json.dumps(tag) for tag in classes)
+
+    def structure_hook(value: Any, _type: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"expected an object, found {json_kind(value)}")
+        tag = value.get(tag_name)
+        cls = classes.get(tag) if isinstance(tag, str) else None
+        if cls is None:
+            found = "nothing" if tag is None else json.dumps(tag)
+            raise FieldValueError(tag_name, f"expected one of {listed}, found {found}")
+        rest = {key: item for key, item in value.items() if key != tag_name}
+        return converter.structure(rest, cls)
+
+    def unstructure_hook(value: Any) -> dict[str, Any]:
+        body: dict[str, Any] = converter.unstructure(value, unstructure_as=type(value))
+        return {tag_name: _TAGS[type(value)], **body}
+
+    converter.register_structure_hook_func(lambda t: t == union, structure_hook)
+    converter.register_unstructure_hook_func(lambda t: t == union, unstructure_hook)
+
+
+def _make_message_converter() -> cattrs.Converter:
+    converter = make_converter()
+    # The unions first: each record's generated hook looks up its fields' hooks once.
+    _tagged_union(converter, ContentBlock, "type")
+    _tagged_union(converter, UserBlock, "type")
+    _tagged_union(converter, Message, "role")
+    for cls in (ToolCall, ProviderPart, *_TAGS):
+        converter.register_unstructure_hook(
+            cls, make_dict_unstructure_fn(cls, converter, _cattrs_omit_if_default=True)
+        )
+    return converter
+
+
+_CONVERTER = _make_message_converter()
+_unstructure_message: Callable[[Any], dict[str, Any]] = _CONVERTER.get_unstructure_hook(Message)
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """The JSON-ready form of ``message``: ``{"role": ..., ...}``, defaults left out."""
+    return _unstructure_message(message)
+
+
+def message_from_dict(data: Any, *, root: str = "$") -> Message:
+    """Read a message from its JSON-ready form.
+
+    Raises :class:`raw_core._convert.StructureFailed` (a ``ValueError``) listing every
+    problem with its JSON path (``$.content[0].type``); unknown fields are refused.
+    """
+    message: Message = structure(_CONVERTER, data, Message, root=root)  # type: ignore[arg-type]
+    return message
+
+
+def dumps_message(message: Message) -> str:
+    """``message`` as compact JSON text (ASCII, so any string survives the round trip)."""
+    return json.dumps(message_to_dict(message), separators=(",", ":"), allow_nan=False)
+
+
+def loads_message(text: str) -> Message:
+    """The message whose JSON text is ``text`` (as :func:`dumps_message` wrote it).
+
+    Raises ``ValueError`` when the text is not JSON or not a message.
+    """
+    return message_from_dict(json.loads(text))

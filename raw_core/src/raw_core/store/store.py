@@ -1,0 +1,692 @@
+"""The session store: create, list, read, write, compact, delete and expire sessions.
+
+This is the synchronous core and the hot path. Every operation is one short transaction on
+a local file, run inline: commits happen in the caller's order, with no thread hop (see
+:mod:`raw_core.store.async_store` for the async facade and why it stays inline too).
+
+Durability: WAL with ``synchronous=NORMAL``. A commit is in the WAL file when
+:meth:`SessionWriter.append` returns, so it survives a crash or kill of the process;
+:meth:`SessionWriter.end_turn` runs a full checkpoint, which syncs it to disk, so a
+completed turn also survives a power loss.
+
+Concurrency: one writer per session across processes (an advisory ``flock`` held by
+:class:`SessionWriter`); readers take no lock and never wait for a writer, and since each
+append is one transaction they never see half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+
+import attrs
+import platformdirs
+
+from raw_core.errors import InvalidCursor, SessionNotFound, StoreCorrupt, StoreTooNew
+from raw_core.store import _lock
+from raw_core.store._cursor import Cursor
+from raw_core.store._ids import is_session_id, new_session_id
+from raw_core.store._lock import SessionLock
+from raw_core.store._schema import ensure_private_dir, open_database
+from raw_core.store._sqlite import connect, read_transaction, sqlite_errors, write_transaction
+from raw_core.store.messages import (
+    MESSAGE_FORMAT,
+    AssistantMessage,
+    Message,
+    ToolResultMessage,
+    UserMessage,
+    dumps_message,
+    loads_message,
+)
+
+__all__ = [
+    "DEFAULT_EXPIRE_AFTER_DAYS",
+    "MAX_PAGE_SIZE",
+    "DisplayItem",
+    "DisplayPage",
+    "SessionInfo",
+    "SessionReader",
+    "SessionStore",
+    "SessionWriter",
+    "default_store_directory",
+]
+
+DEFAULT_EXPIRE_AFTER_DAYS = 30.0
+MAX_PAGE_SIZE = 10_000
+_LAST_SEQ = 2**63 - 1  # SQLite's largest integer: "before the end"
+
+
+def default_store_directory() -> Path:
+    """Where sessions live unless told otherwise: ``platformdirs.user_state_dir("raw")``."""
+    return Path(platformdirs.user_state_dir("raw", appauthor=False))
+
+
+# --- records -----------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """One session as a list shows it. ``last_activity`` is the last committed append or
+    compaction (or the creation); reading and listing never change it."""
+
+    id: str
+    title: str
+    created_at: datetime
+    last_activity: datetime
+
+
+@attrs.frozen(kw_only=True)
+class DisplayItem:
+    """One entry of the display history. ``seq`` is stable and grows with time."""
+
+    seq: int
+    created_at: datetime
+    message: Message
+
+
+@attrs.frozen(kw_only=True)
+class DisplayPage:
+    """A page of display history.
+
+    Oldest first, ``next_cursor`` is always set: it continues after this page, also once
+    the session has grown (an empty page means "nothing new yet"). Newest first, it is
+    ``None`` when the page reached the first item. ``has_more`` says whether more items
+    were there when the page was read.
+    """
+
+    items: tuple[DisplayItem, ...]
+    next_cursor: str | None
+    has_more: bool
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _to_ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _from_ms(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def _not_found(session_id: str) -> SessionNotFound:
+    shown = session_id if len(session_id) <= 80 else session_id[:77] + "..."
+    return SessionNotFound(
+        f"no session has the id {shown!r} (it may have expired and been pruned)",
+        session_id=shown,
+    )
+
+
+def _decode(path: Path, session_id: str, seq: int, fmt: int | None, body: str | None) -> Message:
+    """A stored message; :class:`StoreTooNew` for a newer format, :class:`StoreCorrupt` for
+    a row that cannot be read."""
+    if fmt is not None and fmt > MESSAGE_FORMAT:
+        raise StoreTooNew(
+            f"message {seq} of session {session_id} has format {fmt}, written by a newer raw "
+            f"(this raw reads format {MESSAGE_FORMAT})",
+            path=str(path),
+            session_id=session_id,
+        )
+    try:
+        if fmt != MESSAGE_FORMAT or body is None:
+            raise ValueError(f"format {fmt!r} with {'no' if body is None else 'a'} body")
+        return loads_message(body)
+    except ValueError as exc:
+        raise StoreCorrupt(
+            f"message {seq} of session {session_id} cannot be read: {exc}",
+            path=str(path),
+            session_id=session_id,
+        ) from exc
+
+
+def _info_row(connection: sqlite3.Connection, session_id: str) -> SessionInfo | None:
+    row = connection.execute(
+        "SELECT id, title, created_at, last_activity FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    return None if row is None else _info(row)
+
+
+def _info(row: tuple[str, str, int, int]) -> SessionInfo:
+    return SessionInfo(
+        id=row[0], title=row[1], created_at=_from_ms(row[2]), last_activity=_from_ms(row[3])
+    )
+
+
+_PAGE_OLDEST_FIRST = (
+    "SELECT seq, created_at, format, body FROM display"
+    " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+)
+_PAGE_NEWEST_FIRST = (
+    "SELECT seq, created_at, format, body FROM display"
+    " WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
+)
+_CONTEXT = (
+    "SELECT c.pos, coalesce(c.format, d.format), coalesce(c.body, d.body)"
+    " FROM context AS c LEFT JOIN display AS d ON c.body IS NULL AND d.seq = c.pos"
+    " WHERE c.session_id = ? ORDER BY c.pos"
+)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+class SessionReader:
+    """Reads one session. Takes no lock: it never waits for, nor blocks, a writer.
+
+    Made by :meth:`SessionStore.open_reader`. Each call reads one consistent snapshot;
+    a session deleted meanwhile raises :class:`SessionNotFound`.
+    """
+
+    def __init__(self, connection: sqlite3.Connection, path: Path, session_id: str) -> None:
+        self._connection = connection
+        self._path = path
+        self._session_id = session_id
+
+    @property
+    def session_id(self) -> str:
+        """The session's id."""
+        return self._session_id
+
+    def info(self) -> SessionInfo:
+        """The session's title, creation time and last activity."""
+        with read_transaction(self._connection, self._path) as connection:
+            info = _info_row(connection, self._session_id)
+        if info is None:
+            raise _not_found(self._session_id)
+        return info
+
+    def _require(self, connection: sqlite3.Connection) -> None:
+        found = connection.execute(
+            "SELECT 1 FROM sessions WHERE id = ?", (self._session_id,)
+        ).fetchone()
+        if found is None:
+            raise _not_found(self._session_id)
+
+    def page_display(
+        self, cursor: str | None = None, *, limit: int = 100, newest_first: bool = False
+    ) -> DisplayPage:
+        """Up to ``limit`` display items after ``cursor`` (``None``: from the start, or
+        from the end when ``newest_first``).
+
+        A cursor is an opaque string from :attr:`DisplayPage.next_cursor` or
+        :meth:`tail_cursor`; it remembers its direction, and ``newest_first`` must agree
+        with it (:class:`StoreError` with ``field="cursor"`` otherwise, or for a string
+        that is not a cursor of this session). Reading costs the same at any depth.
+        """
+        if not 1 <= limit <= MAX_PAGE_SIZE:
+            raise ValueError(f"expected a page size from 1 to {MAX_PAGE_SIZE}, found {limit}")
+        if cursor is None:
+            start_seq = _LAST_SEQ if newest_first else 0
+        else:
+            start = Cursor.decode(cursor, session_id=self._session_id)
+            if start.newest_first != newest_first:
+                order = "newest first" if start.newest_first else "oldest first"
+                raise InvalidCursor(
+                    f"this cursor pages {order}; pass newest_first={start.newest_first}",
+                    field="cursor",
+                    session_id=self._session_id,
+                )
+            start_seq = start.seq
+        query = _PAGE_NEWEST_FIRST if newest_first else _PAGE_OLDEST_FIRST
+        with read_transaction(self._connection, self._path) as connection:
+            self._require(connection)
+            rows = connection.execute(query, (self._session_id, start_seq, limit + 1)).fetchall()
+        has_more = len(rows) > limit
+        items = tuple(
+            DisplayItem(
+                seq=seq,
+                created_at=_from_ms(created_at),
+                message=_decode(self._path, self._session_id, seq, fmt, body),
+            )
+            for seq, created_at, fmt, body in rows[:limit]
+        )
+        if newest_first:
+            next_seq = items[-1].seq if has_more else None
+        else:
+            next_seq = items[-1].seq if items else start_seq
+        next_cursor = (
+            None
+            if next_seq is None
+            else Cursor(session_id=self._session_id, newest_first=newest_first, seq=next_seq)
+        )
+        return DisplayPage(
+            items=items,
+            next_cursor=None if next_cursor is None else next_cursor.encode(),
+            has_more=has_more,
+        )
+
+    def tail_cursor(self) -> str:
+        """An oldest-first cursor after the current last item: pages from it return only
+        items appended later (to follow a session live after showing its newest page)."""
+        with read_transaction(self._connection, self._path) as connection:
+            self._require(connection)
+            (last,) = connection.execute(
+                "SELECT coalesce(max(seq), 0) FROM display WHERE session_id = ?",
+                (self._session_id,),
+            ).fetchone()
+        return Cursor(session_id=self._session_id, newest_first=False, seq=last).encode()
+
+    def read_context(self) -> tuple[Message, ...]:
+        """The model context: the messages the next request includes, in order (a
+        compaction summary in place of the messages it replaced)."""
+        with read_transaction(self._connection, self._path) as connection:
+            self._require(connection)
+            rows = connection.execute(_CONTEXT, (self._session_id,)).fetchall()
+        return tuple(
+            _decode(self._path, self._session_id, pos, fmt, body) for pos, fmt, body in rows
+        )
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+class SessionWriter(SessionReader):
+    """The one writer of a session: holds its lock (and its own connection) until closed.
+
+    Made by :meth:`SessionStore.open_writer`; use it as a context manager or call
+    :meth:`close`. It reads like a :class:`SessionReader`.
+    """
+
+    def __init__(
+        self, connection: sqlite3.Connection, path: Path, session_id: str, lock: SessionLock
+    ) -> None:
+        super().__init__(connection, path, session_id)
+        self._lock = lock
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has run (the lock is released)."""
+        return not self._lock.held
+
+    def _touch(self, connection: sqlite3.Connection, now: int) -> None:
+        """Record conversation activity (and check the session is still there)."""
+        updated = connection.execute(
+            "UPDATE sessions SET last_activity = max(last_activity, ?) WHERE id = ?",
+            (now, self._session_id),
+        ).rowcount
+        if not updated:
+            raise _not_found(self._session_id)
+
+    def append(self, messages: Iterable[Message]) -> None:
+        """Append ``messages`` to the display history and the model context, in one
+        transaction: a reader sees all of them or none, and a crash keeps all or none.
+
+        Put what belongs together in one call (a completed assistant message; all tool
+        results of a batch). Nothing to append is a no-op.
+        """
+        batch = tuple(messages)
+        for message in batch:
+            if not isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
+                raise TypeError(f"expected a message record, found {type(message).__name__}")
+        if not batch:
+            return
+        bodies = [dumps_message(message) for message in batch]
+        now = _now_ms()
+        sid = self._session_id
+        with write_transaction(self._connection, self._path) as connection:
+            self._touch(connection, now)
+            (last,) = connection.execute("SELECT coalesce(max(seq), 0) FROM display").fetchone()
+            seqs = range(last + 1, last + 1 + len(bodies))
+            connection.executemany(
+                "INSERT INTO display (seq, session_id, created_at, format, body)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [
+                    (seq, sid, now, MESSAGE_FORMAT, body)
+                    for seq, body in zip(seqs, bodies, strict=True)
+                ],
+            )
+            connection.executemany(
+                "INSERT INTO context (pos, session_id) VALUES (?, ?)", [(seq, sid) for seq in seqs]
+            )
+
+    def compact(self, summary: Message, *, replace_first: int) -> None:
+        """Replace the first ``replace_first`` messages of the model context with
+        ``summary``; the display history keeps everything.
+
+        ``summary`` is a user message or an assistant message without tool calls. Raises
+        ``ValueError`` when the context holds fewer messages, or when the message after
+        the replaced ones is a tool result (its call would be gone).
+        """
+        if isinstance(summary, ToolResultMessage) or (
+            isinstance(summary, AssistantMessage) and summary.tool_calls
+        ):
+            raise ValueError(
+                "expected a summary that is a user message or an assistant message "
+                "without tool calls"
+            )
+        if replace_first < 1:
+            raise ValueError(f"expected at least one message to replace, found {replace_first}")
+        body = dumps_message(summary)
+        sid = self._session_id
+        with write_transaction(self._connection, self._path) as connection:
+            self._touch(connection, _now_ms())
+            bounds = connection.execute(
+                "SELECT pos FROM context WHERE session_id = ? ORDER BY pos LIMIT 2 OFFSET ?",
+                (sid, replace_first - 1),
+            ).fetchall()
+            if not bounds:
+                (count,) = connection.execute(
+                    "SELECT count(*) FROM context WHERE session_id = ?", (sid,)
+                ).fetchone()
+                raise ValueError(
+                    f"the model context holds {count} messages; cannot replace the first "
+                    f"{replace_first}"
+                )
+            if len(bounds) == 2 and self._is_tool_result(connection, bounds[1][0]):
+                raise ValueError(
+                    f"replacing the first {replace_first} messages would leave a tool result "
+                    "without the call it answers; replace fewer or more"
+                )
+            (first,) = connection.execute(
+                "SELECT min(pos) FROM context WHERE session_id = ?", (sid,)
+            ).fetchone()
+            connection.execute(
+                "DELETE FROM context WHERE session_id = ? AND pos BETWEEN ? AND ?",
+                (sid, first, bounds[0][0]),
+            )
+            connection.execute(
+                "INSERT INTO context (pos, session_id, format, body) VALUES (?, ?, ?, ?)",
+                (first, sid, MESSAGE_FORMAT, body),
+            )
+
+    def _is_tool_result(self, connection: sqlite3.Connection, pos: int) -> bool:
+        (fmt, body) = connection.execute(
+            "SELECT coalesce(c.format, d.format), coalesce(c.body, d.body) FROM context AS c"
+            " LEFT JOIN display AS d ON c.body IS NULL AND d.seq = c.pos WHERE c.pos = ?",
+            (pos,),
+        ).fetchone()
+        return isinstance(_decode(self._path, self._session_id, pos, fmt, body), ToolResultMessage)
+
+    def set_title(self, title: str) -> None:
+        """Change the title (not conversation activity: expiry is unaffected)."""
+        with write_transaction(self._connection, self._path) as connection:
+            updated = connection.execute(
+                "UPDATE sessions SET title = ? WHERE id = ?", (title, self._session_id)
+            ).rowcount
+            if not updated:
+                raise _not_found(self._session_id)
+
+    def end_turn(self) -> None:
+        """Mark a completed turn: a full WAL checkpoint syncs every commit so far to disk,
+        so the turn survives a power loss, not only a crash.
+
+        Should readers in other processes keep the checkpoint from finishing within the
+        busy timeout, the WAL file itself is synced instead, which is as durable.
+        """
+        with sqlite_errors(self._path):
+            (busy, _frames, _done) = self._connection.execute(
+                "PRAGMA wal_checkpoint(FULL)"
+            ).fetchone()
+        if busy:
+            self._sync_wal()
+
+    def _sync_wal(self) -> None:
+        try:
+            fd = os.open(f"{self._path}-wal", os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close the connection and release the lock (idempotent)."""
+        if self._lock.held:
+            try:
+                self._connection.close()
+            finally:
+                self._lock.release()
+
+    def __enter__(self) -> SessionWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+# --- the store ---------------------------------------------------------------------------
+
+
+class SessionStore:
+    """All sessions of one user, in one SQLite file. Make one with :meth:`open`.
+
+    A store object (and the readers it opens) belongs to the thread that opened it; each
+    writer has its own connection. Close the store when done.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Path,
+        connection: sqlite3.Connection,
+        expire_after: timedelta,
+        lock_wait: float,
+        busy_timeout: float,
+    ) -> None:
+        self._path = path
+        self._connection = connection
+        self._locks = path.parent / "locks"
+        self._expire_after = expire_after
+        self._lock_wait = lock_wait
+        self._busy_timeout = busy_timeout
+
+    @classmethod
+    def open(
+        cls,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        expire_after_days: float = DEFAULT_EXPIRE_AFTER_DAYS,
+        lock_wait: float = 0.0,
+        busy_timeout: float = 5.0,
+    ) -> SessionStore:
+        """Open the store in ``directory`` (default: :func:`default_store_directory`),
+        creating the folder (0700) and database (0600) when missing.
+
+        ``expire_after_days``: sessions without conversation activity for longer are
+        removed by :meth:`prune`. ``lock_wait``: seconds a new writer waits for another
+        to release a session before :class:`SessionLocked`. ``busy_timeout``: seconds
+        SQLite waits for another process's transaction on the file.
+
+        Raises :class:`StoreCorrupt` (not a raw session database), :class:`StoreTooNew`
+        (written by a newer raw; left untouched).
+        """
+        if expire_after_days <= 0:
+            raise ValueError(f"expected a positive number of days, found {expire_after_days}")
+        if lock_wait < 0 or busy_timeout < 0:
+            raise ValueError("expected lock_wait and busy_timeout of zero seconds or more")
+        folder = Path(directory) if directory is not None else default_store_directory()
+        path, connection = open_database(folder, busy_timeout=busy_timeout)
+        try:
+            ensure_private_dir(path.parent / "locks")
+        except BaseException:
+            connection.close()
+            raise
+        return cls(
+            path=path,
+            connection=connection,
+            expire_after=timedelta(days=expire_after_days),
+            lock_wait=lock_wait,
+            busy_timeout=busy_timeout,
+        )
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._path
+
+    @property
+    def expire_after(self) -> timedelta:
+        """How long a session lasts without conversation activity."""
+        return self._expire_after
+
+    def close(self) -> None:
+        """Close the store's connection (writers it opened stay usable until closed)."""
+        self._connection.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- sessions ---
+
+    def create(self, title: str = "") -> SessionInfo:
+        """A new, empty session with a fresh stable id."""
+        session_id = new_session_id()
+        now = _now_ms()
+        with write_transaction(self._connection, self._path) as connection:
+            connection.execute(
+                "INSERT INTO sessions (id, title, created_at, last_activity) VALUES (?, ?, ?, ?)",
+                (session_id, title, now, now),
+            )
+        return SessionInfo(
+            id=session_id, title=title, created_at=_from_ms(now), last_activity=_from_ms(now)
+        )
+
+    def info(self, session_id: str) -> SessionInfo:
+        """One session's title and times; :class:`SessionNotFound` if there is none."""
+        if not is_session_id(session_id):
+            raise _not_found(session_id)
+        with read_transaction(self._connection, self._path) as connection:
+            info = _info_row(connection, session_id)
+        if info is None:
+            raise _not_found(session_id)
+        return info
+
+    def list_sessions(self, *, limit: int | None = None) -> tuple[SessionInfo, ...]:
+        """Sessions, most recent activity first (listing does not renew them)."""
+        if limit is not None and limit < 0:
+            raise ValueError(f"expected a limit of zero or more, found {limit}")
+        with read_transaction(self._connection, self._path) as connection:
+            rows = connection.execute(
+                "SELECT id, title, created_at, last_activity FROM sessions"
+                " ORDER BY last_activity DESC, id DESC LIMIT ?",
+                (-1 if limit is None else limit,),
+            ).fetchall()
+        return tuple(_info(row) for row in rows)
+
+    def open_reader(self, session_id: str) -> SessionReader:
+        """Read a session without locking it; :class:`SessionNotFound` if there is none."""
+        self.info(session_id)
+        return SessionReader(self._connection, self._path, session_id)
+
+    def _lock_path(self, session_id: str) -> Path:
+        return self._locks / f"{session_id}.lock"
+
+    def _wait(self, wait: float | None) -> float:
+        return self._lock_wait if wait is None else wait
+
+    def open_writer(self, session_id: str, *, wait: float | None = None) -> SessionWriter:
+        """Become the session's one writer.
+
+        Another writer (in any process) makes this wait up to ``wait`` seconds (default:
+        the store's ``lock_wait``), then raise :class:`SessionLocked`. A crashed writer's
+        lock is released by the operating system.
+        """
+        self.info(session_id)  # before a lock file is made for it
+        lock = _lock.acquire(
+            self._lock_path(session_id), session_id=session_id, wait=self._wait(wait)
+        )
+        return self._writer_holding(session_id, lock)
+
+    def _writer_holding(self, session_id: str, lock: SessionLock) -> SessionWriter:
+        """The writer for a session whose lock we just took (the session may have been
+        deleted while we waited)."""
+        try:
+            connection = connect(self._path, busy_timeout=self._busy_timeout)
+        except BaseException:
+            lock.release()
+            raise
+        try:
+            with read_transaction(connection, self._path):
+                exists = _info_row(connection, session_id) is not None
+        except BaseException:
+            connection.close()
+            lock.release()
+            raise
+        if not exists:
+            connection.close()
+            lock.release(remove_file=True)
+            raise _not_found(session_id)
+        return SessionWriter(connection, self._path, session_id, lock)
+
+    def delete(self, session_id: str, *, wait: float | None = None) -> None:
+        """Delete a session and everything it holds. Needs the session's lock, so an open
+        writer (even in this process) makes this raise :class:`SessionLocked`."""
+        self.info(session_id)
+        lock = _lock.acquire(
+            self._lock_path(session_id), session_id=session_id, wait=self._wait(wait)
+        )
+        self._delete_holding(session_id, lock)
+
+    def _delete_holding(self, session_id: str, lock: SessionLock) -> None:
+        if not self._delete_locked(session_id, lock, older_than=None):
+            raise _not_found(session_id)
+
+    def _delete_locked(self, session_id: str, lock: SessionLock, *, older_than: int | None) -> bool:
+        """Delete with the lock held, then release it (removing the lock file when the
+        session is gone). ``older_than``: only if its last activity is before this."""
+        deleted = False
+        try:
+            with write_transaction(self._connection, self._path) as connection:
+                if older_than is None:
+                    cursor = connection.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+                else:
+                    cursor = connection.execute(
+                        "DELETE FROM sessions WHERE id = ? AND last_activity < ?",
+                        (session_id, older_than),
+                    )
+                deleted = cursor.rowcount > 0
+        finally:
+            lock.release(remove_file=deleted)
+        return deleted
+
+    def prune(self, now: datetime | None = None) -> tuple[str, ...]:
+        """Delete the sessions whose last activity is older than ``expire_after`` at
+        ``now`` (default: the current time); returns their ids.
+
+        Safe while other processes use the store: a session whose lock is held (it is
+        being written) is skipped, and one that was renewed meanwhile is kept.
+        """
+        moment = _now_ms() if now is None else _to_ms(now)
+        cutoff = moment - int(self._expire_after.total_seconds() * 1000)
+        with read_transaction(self._connection, self._path) as connection:
+            candidates = [
+                session_id
+                for (session_id,) in connection.execute(
+                    "SELECT id FROM sessions WHERE last_activity < ? ORDER BY last_activity",
+                    (cutoff,),
+                )
+            ]
+        pruned: list[str] = []
+        for session_id in candidates:
+            if not is_session_id(session_id):
+                continue  # not made by raw; never used as a file name
+            lock = SessionLock.try_acquire(self._lock_path(session_id))
+            if lock is None:
+                continue
+            if self._delete_locked(session_id, lock, older_than=cutoff):
+                pruned.append(session_id)
+        return tuple(pruned)

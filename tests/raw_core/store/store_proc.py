@@ -1,0 +1,85 @@
+"""A separate process that uses a session store, driven by the store tests.
+
+``python store_proc.py writer DIR SESSION FIRST_TURN TURN_SIZE``
+    Append turns of TURN_SIZE messages (``t<turn>.<i>``), one transaction each, forever;
+    print each turn number once its append has returned (committed); end a turn with a
+    checkpoint every fifth turn. The test kills it with SIGKILL.
+
+``python store_proc.py race DIR SESSION NAME``
+    Print ``ready``, wait for a line on stdin, then try to become the session's writer at
+    once. On success append one message NAME, print ``wrote`` and hold the lock until stdin
+    closes; otherwise print ``locked <code>``.
+
+``python store_proc.py appender DIR SESSION COUNT``
+    Become the writer, print ``ready``, append COUNT messages ``w<j>`` one per
+    transaction with short pauses, print ``done``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from raw_core.errors import SessionLocked
+from raw_core.store import SessionStore, TextBlock, UserMessage
+
+PAD = "x" * 2000
+
+
+def say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def writer(directory: str, session_id: str, first_turn: int, turn_size: int) -> None:
+    with SessionStore.open(directory) as store, store.open_writer(session_id) as session:
+        turn = first_turn
+        while True:
+            session.append(
+                UserMessage(content=(TextBlock(text=f"t{turn}.{i}"), TextBlock(text=PAD)))
+                for i in range(turn_size)
+            )
+            say(str(turn))
+            if turn % 5 == 4:
+                session.end_turn()
+            turn += 1
+
+
+def race(directory: str, session_id: str, name: str) -> None:
+    with SessionStore.open(directory) as store:
+        say("ready")
+        sys.stdin.readline()
+        try:
+            session = store.open_writer(session_id, wait=0)
+        except SessionLocked as exc:
+            say(f"locked {exc.code}")
+            return
+        with session:
+            session.append([UserMessage.from_text(name)])
+            say("wrote")
+            sys.stdin.read()
+
+
+def appender(directory: str, session_id: str, count: int) -> None:
+    with SessionStore.open(directory) as store, store.open_writer(session_id) as session:
+        say("ready")
+        for j in range(count):
+            session.append([UserMessage.from_text(f"w{j}")])
+            time.sleep(0.001)
+        say("done")
+
+
+def main(argv: list[str]) -> None:
+    command, directory, session_id, *rest = argv
+    if command == "writer":
+        writer(directory, session_id, int(rest[0]), int(rest[1]))
+    elif command == "race":
+        race(directory, session_id, rest[0])
+    elif command == "appender":
+        appender(directory, session_id, int(rest[0]))
+    else:
+        raise SystemExit(f"unknown command {command!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,133 @@
+"""The async facade, under anyio."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import anyio
+import pytest
+
+from raw_core.errors import SessionLocked, SessionNotFound
+from raw_core.store import (
+    AssistantMessage,
+    AsyncSessionStore,
+    Message,
+    SessionStore,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    VarPlaceholder,
+)
+
+# Here rather than in a conftest.py: tests/conftest.py exists, and mypy (which checks all
+# of tests/ without package bases) refuses two modules named "conftest".
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[AsyncSessionStore]:
+    async with AsyncSessionStore.open(tmp_path / "state") as opened:
+        yield opened
+
+
+@pytest.mark.anyio
+async def test_a_turn_through_the_async_api(store: AsyncSessionStore) -> None:
+    session = await store.create("async")
+    turn: list[Message] = [
+        UserMessage.from_text("what is the key?"),
+        AssistantMessage(tool_calls=(ToolCall(id="c1", name="read_var", arguments="{}"),)),
+        ToolResultMessage(tool_call_id="c1", status="ok", content=(VarPlaceholder(name="K"),)),
+        AssistantMessage(text="It is set."),
+    ]
+    async with store.open_writer(session.id) as writer:
+        assert writer.session_id == session.id
+        await writer.append(turn[:2])
+        await writer.append(turn[2:])
+        await writer.end_turn()
+        await writer.set_title("renamed")
+        assert await writer.read_context() == tuple(turn)
+        await writer.compact(UserMessage.from_text("summary"), replace_first=3)
+    reader = await store.open_reader(session.id)
+    assert await reader.read_context() == (UserMessage.from_text("summary"), turn[3])
+    page = await reader.page_display(limit=3)
+    assert [item.message for item in page.items] == turn[:3]
+    rest = await reader.page_display(page.next_cursor, limit=3)
+    assert [item.message for item in rest.items] == turn[3:]
+    assert (await reader.page_display(await reader.tail_cursor())).items == ()
+    info = await reader.info()
+    assert info.title == "renamed"
+    assert [s.id for s in await store.list_sessions()] == [session.id]
+    assert await store.info(session.id) == info
+    assert store.path == store.sync.path
+
+
+@pytest.mark.anyio
+async def test_a_waiting_writer_gets_the_session_once_the_first_lets_go(
+    store: AsyncSessionStore,
+) -> None:
+    session = await store.create()
+    order: list[str] = []
+
+    async def first() -> None:
+        async with store.open_writer(session.id) as writer:
+            order.append("first has it")
+            await anyio.sleep(0.1)  # the loop keeps running while the second waits
+            await writer.append([UserMessage.from_text("first")])
+        order.append("first let go")
+
+    async def second() -> None:
+        await anyio.sleep(0.02)
+        with pytest.raises(SessionLocked):
+            async with store.open_writer(session.id, wait=0):
+                pass
+        async with store.open_writer(session.id, wait=2) as writer:
+            order.append("second has it")
+            await writer.append([UserMessage.from_text("second")])
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(first)
+        group.start_soon(second)
+    assert order == ["first has it", "first let go", "second has it"]
+    reader = await store.open_reader(session.id)
+    texts = [item.message for item in (await reader.page_display()).items]
+    assert texts == [UserMessage.from_text("first"), UserMessage.from_text("second")]
+
+
+@pytest.mark.anyio
+async def test_a_writer_waiting_too_long_is_locked_out(store: AsyncSessionStore) -> None:
+    session = await store.create()
+    async with store.open_writer(session.id):
+        with anyio.fail_after(2):
+            with pytest.raises(SessionLocked) as caught:
+                async with store.open_writer(session.id, wait=0.1):
+                    pass
+        assert caught.value.code == "session_locked"
+        with pytest.raises(SessionLocked):
+            await store.delete(session.id, wait=0.05)
+
+
+@pytest.mark.anyio
+async def test_delete_and_prune(store: AsyncSessionStore) -> None:
+    gone, idle = await store.create(), await store.create()
+    await store.delete(gone.id)
+    with pytest.raises(SessionNotFound) as caught:
+        await store.open_reader(gone.id)
+    assert caught.value.code == "session_not_found"
+    assert await store.prune(idle.last_activity + timedelta(days=29)) == ()
+    assert await store.prune(idle.last_activity + timedelta(days=31)) == (idle.id,)
+    assert await store.list_sessions() == ()
+
+
+@pytest.mark.anyio
+async def test_the_facade_wraps_an_open_sync_store(tmp_path: Path) -> None:
+    core = SessionStore.open(tmp_path / "state")
+    store = AsyncSessionStore(core)
+    session = await store.create()
+    assert core.info(session.id) == session
+    await store.aclose()

@@ -1,0 +1,550 @@
+"""Sessions in one process: the two streams, cursors, compaction, expiry, deletion, errors."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from raw_core.errors import (
+    SessionLocked,
+    SessionNotFound,
+    StorageFull,
+    StoreCorrupt,
+    InvalidCursor,
+    StoreError,
+    StoreTooNew,
+)
+from raw_core.store import (
+    AssistantMessage,
+    JsonBlock,
+    Message,
+    ProviderPart,
+    SessionStore,
+    TextBlock,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    VarPlaceholder,
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SessionStore]:
+    with SessionStore.open(tmp_path / "state") as opened:
+        yield opened
+
+
+def raw_connection(store: SessionStore) -> closing[sqlite3.Connection]:
+    return closing(sqlite3.connect(store.path, isolation_level=None))
+
+
+def text(message: Message) -> str:
+    if isinstance(message, AssistantMessage):
+        return message.text
+    assert isinstance(message, UserMessage)
+    block = message.content[0]
+    assert isinstance(block, TextBlock)
+    return block.text
+
+
+def users(*texts: str) -> list[Message]:
+    return [UserMessage.from_text(t) for t in texts]
+
+
+def display_texts(store: SessionStore, session_id: str) -> list[str]:
+    page = store.open_reader(session_id).page_display(limit=10_000)
+    return [text(item.message) for item in page.items]
+
+
+def context_texts(store: SessionStore, session_id: str) -> list[str]:
+    return [text(m) for m in store.open_reader(session_id).read_context()]
+
+
+# --- sessions ----------------------------------------------------------------------------
+
+
+def test_created_sessions_have_stable_ids_and_list_newest_activity_first(
+    store: SessionStore,
+) -> None:
+    first = store.create("first")
+    second = store.create("second")
+    assert first.id != second.id
+    assert len(first.id) == 32
+    time.sleep(0.005)
+    with store.open_writer(first.id) as writer:
+        writer.append(users("hello"))
+    listed = store.list_sessions()
+    assert [s.id for s in listed] == [first.id, second.id]
+    assert [s.title for s in listed] == ["first", "second"]
+    assert store.list_sessions(limit=1) == listed[:1]
+    assert store.info(second.id) == second
+
+
+def test_set_title_changes_the_title_but_not_the_activity(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.set_title("renamed")
+    info = store.info(session.id)
+    assert info.title == "renamed"
+    assert info.last_activity == session.last_activity
+
+
+@pytest.mark.parametrize("bad_id", ["0" * 32, "../../etc/passwd", "", "A" * 32, "x" * 1000])
+def test_an_unknown_or_malformed_id_is_session_not_found(store: SessionStore, bad_id: str) -> None:
+    for call in (store.info, store.open_reader, store.open_writer, store.delete):
+        with pytest.raises(SessionNotFound) as caught:
+            call(bad_id)
+        assert caught.value.code == "session_not_found"
+    assert list((store.path.parent / "locks").iterdir()) == []
+
+
+# --- the two streams ---------------------------------------------------------------------
+
+
+def test_append_writes_both_streams_and_round_trips_every_message_kind(
+    store: SessionStore,
+) -> None:
+    turn: list[Message] = [
+        UserMessage.from_text("what is my key?"),
+        AssistantMessage(
+            text="Let me look.",
+            tool_calls=(ToolCall(id="call_1", name="read_var", arguments='{"name": "KEY"}'),),
+            provider_parts=(
+                ProviderPart(provider="openai", data='{"type":"reasoning","encrypted":"e30="}'),
+            ),
+        ),
+        ToolResultMessage(
+            tool_call_id="call_1",
+            status="ok",
+            content=(VarPlaceholder(name="KEY"), JsonBlock(json_text='{"n": 1}')),
+        ),
+        ToolResultMessage(tool_call_id="call_2", status="error", error_code="denied", content=()),
+        UserMessage.from_text("lone surrogate \ud800 and ünïcödé"),
+    ]
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(turn)
+    reader = store.open_reader(session.id)
+    assert [item.message for item in reader.page_display().items] == turn
+    assert list(reader.read_context()) == turn
+    with raw_connection(store) as raw:
+        rows = raw.execute("SELECT format, body FROM display ORDER BY seq").fetchall()
+    assert {fmt for fmt, _ in rows} == {1}
+    assert '{"type":"var_placeholder","name":"KEY"}' in rows[2][1]
+
+
+def test_appending_nothing_is_a_no_op(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append([])
+    assert store.info(session.id).last_activity == session.last_activity
+    assert display_texts(store, session.id) == []
+
+
+def test_appending_a_non_message_is_refused_before_anything_is_written(
+    store: SessionStore,
+) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer, pytest.raises(TypeError):
+        writer.append([UserMessage.from_text("a"), "b"])  # type: ignore[list-item]
+    assert display_texts(store, session.id) == []
+
+
+def test_a_row_of_a_newer_format_is_store_too_new_and_a_broken_row_store_corrupt(
+    store: SessionStore,
+) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users("a", "b"))
+    reader = store.open_reader(session.id)
+    with raw_connection(store) as raw:
+        raw.execute("UPDATE display SET format = 2 WHERE seq = 1")
+        raw.execute("""UPDATE display SET body = '{"role":"user"}' WHERE seq = 2""")
+    with pytest.raises(StoreTooNew) as newer:
+        reader.read_context()
+    assert newer.value.code == "store_too_new"
+    with pytest.raises(StoreCorrupt) as broken:
+        reader.page_display(limit=1, newest_first=True)
+    assert broken.value.code == "store_corrupt"
+    assert "$.content" in broken.value.message
+
+
+# --- cursors -----------------------------------------------------------------------------
+
+
+def test_pages_oldest_first_continue_after_the_session_grows(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users(*(f"m{i}" for i in range(5))))
+        reader = store.open_reader(session.id)
+        first = reader.page_display(limit=3)
+        assert [text(i.message) for i in first.items] == ["m0", "m1", "m2"]
+        assert first.has_more
+        second = reader.page_display(first.next_cursor, limit=3)
+        assert [text(i.message) for i in second.items] == ["m3", "m4"]
+        assert not second.has_more
+        end = reader.page_display(second.next_cursor, limit=3)
+        assert end.items == ()
+        assert end.next_cursor == second.next_cursor
+        writer.append(users("m5", "m6"))
+        later = reader.page_display(end.next_cursor, limit=3)
+        assert [text(i.message) for i in later.items] == ["m5", "m6"]
+        assert [i.seq for i in later.items] == sorted(i.seq for i in later.items)
+
+
+def test_pages_newest_first_end_at_the_first_item(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users(*(f"m{i}" for i in range(5))))
+    reader = store.open_reader(session.id)
+    seen: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = reader.page_display(cursor, limit=2, newest_first=True)
+        seen.extend(text(i.message) for i in page.items)
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == ["m4", "m3", "m2", "m1", "m0"]
+
+
+def test_a_tail_cursor_pages_only_what_is_appended_later(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users("old"))
+        tail = writer.tail_cursor()
+        writer.append(users("new"))
+    page = store.open_reader(session.id).page_display(tail)
+    assert [text(i.message) for i in page.items] == ["new"]
+
+
+def test_sessions_do_not_share_display_history(store: SessionStore) -> None:
+    one, two = store.create(), store.create()
+    with store.open_writer(one.id) as a, store.open_writer(two.id) as b:
+        a.append(users("a1"))
+        b.append(users("b1"))
+        a.append(users("a2"))
+    assert display_texts(store, one.id) == ["a1", "a2"]
+    assert display_texts(store, two.id) == ["b1"]
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    ["", "not a cursor", "!!!", "MTpmOi0xOg", "Mjpm"],
+    ids=["empty", "words", "not-base64", "negative", "unknown-version"],
+)
+def test_a_string_that_is_not_a_cursor_is_refused(store: SessionStore, cursor: str) -> None:
+    reader = store.open_reader(store.create().id)
+    with pytest.raises(InvalidCursor) as caught:
+        reader.page_display(cursor)
+    assert caught.value.code == "invalid_cursor"
+    assert caught.value.field == "cursor"
+
+
+def test_a_cursor_of_another_session_or_direction_is_refused(store: SessionStore) -> None:
+    one, two = store.create(), store.create()
+    cursor = store.open_reader(one.id).page_display().next_cursor
+    with pytest.raises(InvalidCursor, match="cursor of session") as other:
+        store.open_reader(two.id).page_display(cursor)
+    assert other.value.field == "cursor"
+    with pytest.raises(InvalidCursor, match="newest_first=False"):
+        store.open_reader(one.id).page_display(cursor, newest_first=True)
+
+
+@pytest.mark.parametrize("limit", [0, -1, 10_001])
+def test_page_size_is_bounded(store: SessionStore, limit: int) -> None:
+    reader = store.open_reader(store.create().id)
+    with pytest.raises(ValueError, match="page size"):
+        reader.page_display(limit=limit)
+
+
+def test_paging_uses_the_session_index_and_no_offset(store: SessionStore) -> None:
+    with raw_connection(store) as raw:
+        plan = raw.execute(
+            "EXPLAIN QUERY PLAN SELECT seq, created_at, format, body FROM display"
+            " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            ("x", 0, 10),
+        ).fetchall()
+    details = " ".join(str(row[-1]) for row in plan)
+    assert "display_by_session" in details
+    assert "TEMP B-TREE" not in details
+
+
+# --- compaction --------------------------------------------------------------------------
+
+
+def test_compaction_replaces_a_context_prefix_and_keeps_the_display_whole(
+    store: SessionStore,
+) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users("m0", "m1", "m2", "m3"))
+        writer.compact(UserMessage.from_text("summary 1"), replace_first=2)
+        assert context_texts(store, session.id) == ["summary 1", "m2", "m3"]
+        writer.append(users("m4"))
+        writer.compact(AssistantMessage(text="summary 2"), replace_first=3)
+    assert context_texts(store, session.id) == ["summary 2", "m4"]
+    assert display_texts(store, session.id) == ["m0", "m1", "m2", "m3", "m4"]
+
+
+def test_compaction_renews_the_session(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users("m0", "m1"))
+        before = store.info(session.id).last_activity
+        time.sleep(0.005)
+        writer.compact(UserMessage.from_text("s"), replace_first=1)
+    assert store.info(session.id).last_activity > before
+
+
+@pytest.mark.parametrize(
+    ("summary", "replace_first", "message"),
+    [
+        (UserMessage.from_text("s"), 4, "holds 3 messages"),
+        (UserMessage.from_text("s"), 0, "at least one"),
+        (UserMessage.from_text("s"), 1, "tool result without the call"),
+        (ToolResultMessage(tool_call_id="c", status="ok"), 2, "summary"),
+        (
+            AssistantMessage(tool_calls=(ToolCall(id="c", name="n", arguments="{}"),)),
+            2,
+            "summary",
+        ),
+    ],
+    ids=["too-many", "none", "orphan-result", "result-summary", "summary-with-calls"],
+)
+def test_a_compaction_that_would_break_the_context_changes_nothing(
+    store: SessionStore, summary: Message, replace_first: int, message: str
+) -> None:
+    session = store.create()
+    turn: list[Message] = [
+        AssistantMessage(tool_calls=(ToolCall(id="c", name="n", arguments="{}"),)),
+        ToolResultMessage(tool_call_id="c", status="ok", content=(TextBlock(text="r"),)),
+        AssistantMessage(text="done"),
+    ]
+    with store.open_writer(session.id) as writer:
+        writer.append(turn)
+        activity = store.info(session.id).last_activity
+        with pytest.raises(ValueError, match=message):
+            writer.compact(summary, replace_first=replace_first)
+        assert list(writer.read_context()) == turn
+    assert store.info(session.id).last_activity == activity
+
+
+# --- durability and full disks -----------------------------------------------------------
+
+
+def test_a_full_disk_raises_storage_full_and_loses_nothing_committed(
+    store: SessionStore,
+) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users(*(f"m{i}" for i in range(10))))
+        connection = writer._connection  # inject the fault: cap the size of the database
+        (pages,) = connection.execute("PRAGMA page_count").fetchone()
+        connection.execute(f"PRAGMA max_page_count = {pages + 1}")
+        big = [UserMessage.from_text("y" * 50_000), UserMessage.from_text("z")]
+        with pytest.raises(StorageFull) as caught:
+            writer.append(big)
+        assert caught.value.code == "storage_full"
+        assert not connection.in_transaction
+        assert display_texts(store, session.id) == [f"m{i}" for i in range(10)]
+        assert context_texts(store, session.id) == [f"m{i}" for i in range(10)]
+        connection.execute("PRAGMA max_page_count = 1073741823")
+        writer.append(users("after"))
+    with SessionStore.open(store.path.parent) as again:
+        assert display_texts(again, session.id)[-2:] == ["m9", "after"]
+
+
+def test_end_turn_checkpoints_every_commit_into_the_database_file(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users("a", "b"))
+        writer.end_turn()
+        with raw_connection(store) as raw:
+            busy, frames, done = raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert busy == 0
+    assert frames == done
+
+
+def test_end_turn_syncs_the_wal_when_a_reader_holds_the_checkpoint_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    with SessionStore.open(tmp_path / "state", busy_timeout=0.05) as store:
+        session = store.create()
+        with raw_connection(store) as reader, store.open_writer(session.id) as writer:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM display").fetchone()  # pins a snapshot
+            writer.append(users("a"))
+            monkeypatch.setattr("raw_core.store.store.os.fsync", synced.append)
+            writer.end_turn()
+            reader.execute("COMMIT")
+    assert len(synced) == 1
+
+
+# --- expiry ------------------------------------------------------------------------------
+
+
+def test_prune_removes_sessions_idle_longer_than_the_expiry(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users("hello"))
+    activity = store.info(session.id).last_activity
+    assert store.prune(activity + timedelta(days=29, hours=23)) == ()
+    assert store.prune(activity + timedelta(days=30, seconds=1)) == (session.id,)
+    with pytest.raises(SessionNotFound):
+        store.info(session.id)
+    assert list((store.path.parent / "locks").iterdir()) == []
+    with raw_connection(store) as raw:
+        assert raw.execute("SELECT count(*) FROM display").fetchone() == (0,)
+        assert raw.execute("SELECT count(*) FROM context").fetchone() == (0,)
+
+
+def test_reading_and_listing_do_not_renew_a_session(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users("hello"))
+        writer.set_title("a title")
+        activity = store.info(session.id).last_activity
+        time.sleep(0.005)
+        writer.read_context()
+        writer.page_display()
+    reader = store.open_reader(session.id)
+    reader.read_context()
+    reader.page_display(newest_first=True)
+    reader.tail_cursor()
+    store.list_sessions()
+    assert store.info(session.id).last_activity == activity
+    assert store.prune(activity + timedelta(days=30, seconds=1)) == (session.id,)
+
+
+def test_appending_renews_a_session(store: SessionStore) -> None:
+    session = store.create()
+    time.sleep(0.005)
+    with store.open_writer(session.id) as writer:
+        writer.append(users("hello"))
+    assert store.info(session.id).last_activity > session.last_activity
+
+
+def test_prune_skips_a_session_being_written_and_keeps_renewed_ones(
+    store: SessionStore,
+) -> None:
+    busy, idle = store.create(), store.create()
+    later = store.info(idle.id).last_activity + timedelta(days=31)
+    with store.open_writer(busy.id):
+        assert store.prune(later) == (idle.id,)
+    assert store.prune(later) == (busy.id,)
+
+
+def test_the_expiry_is_configurable(tmp_path: Path) -> None:
+    with SessionStore.open(tmp_path / "state", expire_after_days=1) as store:
+        session = store.create()
+        assert store.expire_after == timedelta(days=1)
+        assert store.prune(session.last_activity + timedelta(hours=23)) == ()
+        assert store.prune(session.last_activity + timedelta(hours=25)) == (session.id,)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"expire_after_days": 0}, {"lock_wait": -1}, {"busy_timeout": -1}],
+    ids=["expiry", "lock-wait", "busy-timeout"],
+)
+def test_nonsense_options_are_refused(tmp_path: Path, options: dict[str, float]) -> None:
+    with pytest.raises(ValueError, match="expected"):
+        SessionStore.open(tmp_path / "state", **options)
+
+
+# --- deleting ----------------------------------------------------------------------------
+
+
+def test_delete_removes_the_session_and_its_messages(store: SessionStore) -> None:
+    kept, gone = store.create(), store.create()
+    for session in (kept, gone):
+        with store.open_writer(session.id) as writer:
+            writer.append(users("a", "b"))
+    reader = store.open_reader(gone.id)
+    store.delete(gone.id)
+    with pytest.raises(SessionNotFound):
+        reader.page_display()
+    with pytest.raises(SessionNotFound):
+        store.open_writer(gone.id)
+    assert [s.id for s in store.list_sessions()] == [kept.id]
+    assert display_texts(store, kept.id) == ["a", "b"]
+    assert [p.name for p in (store.path.parent / "locks").iterdir()] == [f"{kept.id}.lock"]
+
+
+def test_delete_waits_for_the_writer(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id):
+        with pytest.raises(SessionLocked) as caught:
+            store.delete(session.id)
+        assert caught.value.code == "session_locked"
+    store.delete(session.id)
+
+
+# --- one writer --------------------------------------------------------------------------
+
+
+def test_a_second_writer_is_locked_out_until_the_first_closes(store: SessionStore) -> None:
+    session = store.create()
+    writer = store.open_writer(session.id)
+    started = time.monotonic()
+    with pytest.raises(SessionLocked) as caught:
+        store.open_writer(session.id)
+    assert time.monotonic() - started < 0.5
+    assert caught.value.to_dict()["session_id"] == session.id
+    with pytest.raises(SessionLocked, match=r"waited 0\.1 s"):
+        store.open_writer(session.id, wait=0.1)
+    store.open_reader(session.id).page_display()  # readers are not blocked
+    writer.close()
+    writer.close()
+    assert writer.closed
+    with store.open_writer(session.id) as second:
+        second.append(users("second"))
+    assert display_texts(store, session.id) == ["second"]
+
+
+def test_a_closed_writer_cannot_write(store: SessionStore) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        pass
+    with pytest.raises(sqlite3.ProgrammingError):
+        writer.append(users("late"))
+
+
+def test_a_writer_opened_for_a_session_deleted_meanwhile_is_not_found(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = store.create()
+    real_info = store.info
+    with SessionStore.open(store.path.parent) as other:
+
+        def delete_then_check(session_id: str) -> object:
+            found = real_info(session_id)
+            other.delete(session_id)  # another process deletes it before we lock
+            return found
+
+        monkeypatch.setattr(store, "info", delete_then_check)
+        with pytest.raises(SessionNotFound):
+            store.open_writer(session.id)
+    assert list((store.path.parent / "locks").iterdir()) == []
+
+
+def test_a_writer_dropped_without_closing_warns_and_lets_go(store: SessionStore) -> None:
+    session = store.create()
+    writer = store.open_writer(session.id)
+    writer._connection.close()
+    with pytest.warns(ResourceWarning, match="never released"):
+        del writer  # CPython frees it here, releasing the lock
+    store.open_writer(session.id).close()
+
+
+def test_a_negative_list_limit_is_refused(store: SessionStore) -> None:
+    with pytest.raises(ValueError, match="limit"):
+        store.list_sessions(limit=-1)
