@@ -21,6 +21,14 @@ PACKAGES = [
     "raw_core.identity",
     "raw_core.agent",
     "raw_core.hookspecs",
+    "raw_core.policy",
+    "raw_core.predicate",
+    "raw_core.dispatch",
+    "raw_core.calls",
+    "raw_core.results",
+    "raw_core.frozen",
+    "raw_core.hooks",
+    "raw_core.store",
 ]
 
 

@@ -63,3 +63,38 @@ def test_python_examples_print_what_the_page_says(page: str, tmp_path: Path) -> 
         )
         assert result.returncode == 0, result.stderr
         assert result.stdout == example["output"]
+
+
+HARNESS = """
+import json, pathlib
+from raw_core import PluginHost, load_agent, load_config
+
+root = pathlib.Path.cwd()
+echo = root / "tools" / "echo"
+echo.mkdir(parents=True)
+(echo / "tool.json").write_text(json.dumps({
+    "api_version": 2, "id": "echo", "version": "1.0.0", "name": "echo",
+    "description": "Echo the text back.", "entry": "./tool.py",
+    "input_schema": {"type": "object", "properties": {"text": {"type": "string"}},
+                     "required": ["text"]}}))
+(echo / "tool.py").write_text(
+    "def handler(args, context):\\n"
+    "    return {'content': [{'type': 'text', 'text': args['text']}]}\\n")
+(root / "raw.json").write_text(json.dumps({"agents": {"a": {"tools": {"use": ["agent/echo"]}}}}))
+anyio.run(main, load_agent(load_config(root / "raw.json"), host=PluginHost()))
+"""
+
+
+def test_hook_plugin_example_behaves_as_the_page_says(tmp_path: Path) -> None:
+    text = (DOCS / "how-to" / "write-a-hook-plugin.md").read_text(encoding="utf-8")
+    (block,) = FILE_BLOCK.finditer(text)
+    (tmp_path / "plugin.py").write_text(block["body"], encoding="utf-8")
+    after = text.split("<!-- test: hook-plugin -->", 1)[1]
+    code, rest = re.match(r"\n```python\n(.*?)```(.*)", after, re.S).groups()  # type: ignore[union-attr]
+    expected = re.search(r"```\n(.*?)```", rest, re.S).group(1)  # type: ignore[union-attr]
+    (tmp_path / "example.py").write_text(code + HARNESS, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "example.py"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == expected

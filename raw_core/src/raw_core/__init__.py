@@ -11,6 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from raw_core.agent import Agent, load_agent
+    from raw_core.calls import (
+        ApprovalRequest,
+        CallInfo,
+        CancellationSignal,
+        ToolCall,
+        ToolContext,
+        Verdict,
+    )
     from raw_core.config import (
         AgentConfig,
         Config,
@@ -21,17 +29,35 @@ if TYPE_CHECKING:
         load_config,
         parse_config,
     )
+    from raw_core.dispatch import Dispatcher
     from raw_core.errors import RawError
+    from raw_core.frozen import FrozenDict, freeze, thaw
     from raw_core.hookspecs import hookimpl
     from raw_core.identity import ToolIdentity, parse_identity
     from raw_core.loader import LoadedTool, ToolLoader
     from raw_core.manifest import PanelAction, PanelDeclaration, ToolManifest, parse_manifest
     from raw_core.plugins import PluginHost, ToolFolder
+    from raw_core.policy import Decision, Policy
     from raw_core.registry import Registry, ToolDefinition, ToolSources, user_tools_dir
+    from raw_core.results import BatchResult, ToolResult
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "ApprovalRequest": "raw_core.calls",
+    "CallInfo": "raw_core.calls",
+    "CancellationSignal": "raw_core.calls",
+    "ToolCall": "raw_core.calls",
+    "ToolContext": "raw_core.calls",
+    "Verdict": "raw_core.calls",
+    "Dispatcher": "raw_core.dispatch",
+    "FrozenDict": "raw_core.frozen",
+    "freeze": "raw_core.frozen",
+    "thaw": "raw_core.frozen",
+    "Decision": "raw_core.policy",
+    "Policy": "raw_core.policy",
+    "BatchResult": "raw_core.results",
+    "ToolResult": "raw_core.results",
     "Agent": "raw_core.agent",
     "load_agent": "raw_core.agent",
     "AgentConfig": "raw_core.config",
@@ -77,29 +103,43 @@ def __dir__() -> list[str]:
 __all__ = [
     "Agent",
     "AgentConfig",
+    "ApprovalRequest",
+    "BatchResult",
+    "CallInfo",
+    "CancellationSignal",
     "Config",
+    "Decision",
+    "Dispatcher",
+    "FrozenDict",
     "LoadedTool",
     "ModelConfig",
     "PanelAction",
     "PanelDeclaration",
     "PluginHost",
+    "Policy",
     "Predicate",
     "RawError",
     "Registry",
     "Rule",
+    "ToolCall",
+    "ToolContext",
     "ToolDefinition",
     "ToolFolder",
     "ToolIdentity",
     "ToolLoader",
     "ToolManifest",
+    "ToolResult",
     "ToolSources",
     "ToolsConfig",
+    "Verdict",
     "__version__",
+    "freeze",
     "hookimpl",
     "load_agent",
     "load_config",
     "parse_config",
     "parse_identity",
     "parse_manifest",
+    "thaw",
     "user_tools_dir",
 ]

@@ -8,10 +8,12 @@ to, and its exception carries bytes and no position: this facade turns both into
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Protocol
 
 import re2
+from re2 import _re2
 
 __all__ = ["CompiledPattern", "PatternError", "compile_pattern"]
 
@@ -24,18 +26,60 @@ class CompiledPattern(Protocol):
 
     def search(self, text: str) -> object | None: ...
 
+    def test(self, text: str) -> bool: ...
+
 
 class PatternError(ValueError):
     """RE2 rejected a pattern (invalid, or a feature RE2 does not have)."""
 
 
-def _quiet_options() -> object:
+_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_NO_MATCH = (-1, -1)
+
+
+def _options() -> object:
     options = re2.Options()
-    options.log_errors = False
+    options.log_errors = False  # RE2 would print every rejected pattern to stderr
+    options.never_capture = True  # raw only asks whether a pattern matches
     return options
 
 
-_OPTIONS = _quiet_options()
+_OPTIONS = _options()
+
+
+class _Pattern:
+    """A pattern compiled straight onto RE2's C++ binding.
+
+    google-re2's Python ``search`` builds match objects and maps byte offsets back to
+    characters; raw only needs a yes or no, so this calls ``RE2::Match`` on the UTF-8
+    bytes once. A lone surrogate (possible in a JSON string) is read as U+FFFD, the
+    replacement character, rather than raising.
+    """
+
+    __slots__ = ("_match", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        compiled = _re2.RE2(pattern.encode("utf-8", "surrogatepass"), _OPTIONS)
+        if not compiled.ok():
+            detail = compiled.error()
+            if isinstance(detail, bytes):
+                detail = detail.decode("utf-8", "replace")
+            raise PatternError(str(detail))
+        self.pattern = pattern
+        self._match = compiled.Match
+
+    def test(self, text: str) -> bool:
+        """Whether the pattern matches anywhere in ``text``."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            data = _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+        return bool(self._match(_UNANCHORED, data, 0, len(data))[0] != _NO_MATCH)
+
+    def search(self, text: str) -> object | None:
+        """``True`` when the pattern matches anywhere in ``text``, else ``None``."""
+        return True if self.test(text) else None
 
 
 @lru_cache(maxsize=4096)
@@ -45,11 +89,4 @@ def compile_pattern(pattern: str) -> CompiledPattern:
     Raises :class:`PatternError` with RE2's message, e.g. ``invalid perl operator: (?=``
     for a look-ahead or ``invalid escape sequence: \\1`` for a backreference.
     """
-    try:
-        compiled: CompiledPattern = re2.compile(pattern, _OPTIONS)
-    except re2.error as exc:
-        detail = exc.args[0] if exc.args else "invalid pattern"
-        if isinstance(detail, bytes):
-            detail = detail.decode("utf-8", "replace")
-        raise PatternError(str(detail)) from None
-    return compiled
+    return _Pattern(pattern)

@@ -1,4 +1,4 @@
-"""Resolve one agent of a config into its selected, loaded tools."""
+"""Resolve one agent of a config into its selected, loaded tools and its bound policy."""
 
 from __future__ import annotations
 
@@ -7,20 +7,51 @@ from pathlib import Path
 import attrs
 
 from raw_core.config import AgentConfig, Config
-from raw_core.loader import ToolLoader
+from raw_core.loader import LoadedTool, ToolLoader
 from raw_core.plugins import PluginHost
-from raw_core.registry import Registry, ToolSources, user_tools_dir
+from raw_core.policy import Policy
+from raw_core.registry import Registry, ToolDefinition, ToolSources, user_tools_dir
 
 __all__ = ["Agent", "load_agent"]
 
 
+def _bind_policy(agent: Agent) -> Policy:
+    return Policy.bind(
+        agent.config.tools.rules,
+        agent.registry.tools,
+        field=f"$.agents.{agent.name}.tools.rules",
+    )
+
+
 @attrs.frozen(kw_only=True, eq=False)
 class Agent:
-    """An agent ready for use: its name, its config section and its registry."""
+    """An agent ready for use: its name, its config section, its registry and its policy.
+
+    ``policy`` is the agent's ``tools.rules`` bound to its selected tools; when not given it
+    is bound on construction, so an :class:`Agent` never holds rules that were not checked.
+    """
 
     name: str
     config: AgentConfig
     registry: Registry
+    policy: Policy = attrs.field(default=attrs.Factory(_bind_policy, takes_self=True))
+
+    def definitions(self) -> list[ToolDefinition]:
+        """What the model receives: the exposed tools, in ``tools.use`` order.
+
+        A tool whose last matching rule is an unconditional deny is left out.
+        """
+        return [d for d in self.registry.definitions() if self.policy.is_exposed(d.identity)]
+
+    def exposed_tool(self, name: str) -> LoadedTool:
+        """Dispatch step 1: the selected, exposed tool with model-facing ``name``.
+
+        Raises ``tool_unknown`` when no selected tool has that name and
+        ``tool_not_exposed`` when an unconditional deny hides it.
+        """
+        tool = self.registry.by_name(name)
+        self.policy.check_exposed(tool.identity)
+        return tool
 
 
 def load_agent(
@@ -31,7 +62,13 @@ def load_agent(
     loader: ToolLoader | None = None,
     local_dir: Path | None = None,
 ) -> Agent:
-    """Resolve agent ``name`` (see :meth:`Config.resolve_agent`) and load only its tools."""
+    """Resolve agent ``name`` (see :meth:`Config.resolve_agent`), load only its tools and
+    bind its rules to them.
+
+    A rule whose predicate cannot be bound to a tool its glob matches is a
+    ``config_invalid`` naming the rule (``field`` ``$.agents.<name>.tools.rules[<i>]...``,
+    ``rule``) and the tool (``tool``).
+    """
     agent_name, agent_config = config.resolve_agent(name)
     directory = config.directory
     sources = ToolSources(
@@ -45,4 +82,7 @@ def load_agent(
         loader=loader,
         field=f"$.agents.{agent_name}.tools.use",
     )
-    return Agent(name=agent_name, config=agent_config, registry=registry)
+    policy = Policy.bind(
+        agent_config.tools.rules, registry.tools, field=f"$.agents.{agent_name}.tools.rules"
+    )
+    return Agent(name=agent_name, config=agent_config, registry=registry, policy=policy)

@@ -32,7 +32,16 @@ The tree::
     │   ├── HandlerError              handler_error
     │   ├── ToolError                 tool_error
     │   ├── Cancelled                 cancelled
-    │   └── Timeout                   timeout
+    │   ├── Timeout                   timeout
+    │   └── MaxStepsReached           max_steps
+    ├── ProviderError                 a model request failed
+    │   ├── AuthFailed                auth_failed
+    │   ├── RateLimited               rate_limited
+    │   ├── ContextTooLong            context_too_long
+    │   ├── ProviderUnavailable       provider_unavailable
+    │   └── ProviderFailed            provider_error
+    ├── LoopError                     the agent loop refuses an operation
+    │   └── TurnInProgress            turn_in_progress
     └── StoreError                    the session store refuses an operation
         ├── SessionNotFound           session_not_found
         ├── SessionLocked             session_locked
@@ -54,23 +63,31 @@ from typing import Any, ClassVar
 __all__ = [
     "ApprovalDenied",
     "ApprovalUnavailable",
+    "AuthFailed",
     "Cancelled",
     "ConfigError",
     "ConfigInvalid",
     "ConfigNotFound",
+    "ContextTooLong",
     "Denied",
     "DispatchError",
     "EffectsInvalid",
     "HandlerError",
     "HookDenied",
     "HookFailed",
-    "InvalidCursor",
     "InvalidArguments",
+    "InvalidCursor",
+    "LoopError",
     "ManifestError",
     "ManifestInvalid",
+    "MaxStepsReached",
     "PluginConflict",
     "PluginError",
     "PluginInvalid",
+    "ProviderError",
+    "ProviderFailed",
+    "ProviderUnavailable",
+    "RateLimited",
     "RawError",
     "SelectionError",
     "SessionLocked",
@@ -91,6 +108,7 @@ __all__ = [
     "ToolSelectedTwice",
     "ToolSourceUnavailable",
     "ToolUnknown",
+    "TurnInProgress",
     "all_error_classes",
 ]
 
@@ -321,6 +339,67 @@ class Timeout(DispatchError):
     """The handler ran past its deadline."""
 
     code = "timeout"
+
+
+class MaxStepsReached(DispatchError):
+    """The turn reached ``max_steps`` after the model asked for this call, so it never ran."""
+
+    code = "max_steps"
+
+
+# --- model providers -------------------------------------------------------------------
+
+
+class ProviderError(RawError):
+    """A model request failed. Context: ``status`` (the HTTP status, when there was one),
+    ``retry_after`` (seconds, when the service said), ``provider``."""
+
+    code = "provider_error_base"
+
+
+class AuthFailed(ProviderError):
+    """The service refused the credential (HTTP 401/403)."""
+
+    code = "auth_failed"
+
+
+class RateLimited(ProviderError):
+    """The service asked raw to slow down (HTTP 429); ``retry_after`` when it said."""
+
+    code = "rate_limited"
+
+
+class ContextTooLong(ProviderError):
+    """The request is longer than the model's context window."""
+
+    code = "context_too_long"
+
+
+class ProviderUnavailable(ProviderError):
+    """The service could not be reached, timed out, or is overloaded (HTTP 5xx)."""
+
+    code = "provider_unavailable"
+
+
+class ProviderFailed(ProviderError):
+    """Any other failure of a model request, including a malformed response stream."""
+
+    code = "provider_error"
+
+
+# --- the agent loop ----------------------------------------------------------------------
+
+
+class LoopError(RawError):
+    """The agent loop refuses an operation."""
+
+    code = "loop_error"
+
+
+class TurnInProgress(LoopError):
+    """A session runs one turn at a time; another turn is running."""
+
+    code = "turn_in_progress"
 
 
 # --- the session store -----------------------------------------------------------------

@@ -11,6 +11,8 @@ from __future__ import annotations
 import click
 
 from raw_core import __version__
+from raw_core.cli.call import call
+from raw_core.cli.policy import policy
 from raw_core.cli.tools import tools
 
 __all__ = ["cli", "main"]
@@ -22,7 +24,9 @@ def cli() -> None:
     """raw: the tool contract of a local coding agent."""
 
 
+tools.add_command(call)
 cli.add_command(tools)
+cli.add_command(policy)
 
 
 def main() -> None:

@@ -82,7 +82,11 @@ def check(paths: tuple[Path, ...], as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def list_tools(config_path: Path, agent_name: str | None, as_json: bool) -> None:
-    """List what the agent's model receives, in tools.use order."""
+    """List what the agent's model receives, in tools.use order.
+
+    A tool hidden by an unconditional deny (its last matching rule) is left out: the model
+    never receives its schema.
+    """
     from raw_core.agent import load_agent
     from raw_core.config import load_config
     from raw_core.plugins import PluginHost
@@ -94,12 +98,14 @@ def list_tools(config_path: Path, agent_name: str | None, as_json: bool) -> None
         agent = load_agent(config, agent_name, host=host)
     except RawError as exc:
         fail(exc, as_json=as_json)
-    definitions = agent.registry.definitions()
+    definitions = agent.definitions()
     if as_json:
         emit_json([d.to_dict() for d in definitions])
         return
-    if not definitions:
+    if not len(agent.registry):
         click.echo(f"agent {agent.name!r} selects no tools")
     for definition in definitions:
         summary = definition.description.strip().splitlines()[0]
         click.echo(f"{definition.name}  ({definition.identity})\n    {summary}")
+    for identity, rule in agent.policy.hidden.items():
+        click.echo(f"not exposed: {identity} (tools.rules[{rule}] denies every call)")

@@ -1,0 +1,170 @@
+"""The values that travel with one tool call: the call, its signal, its context, the
+approval request, verdicts, and the payload hooks receive.
+
+These are plain records; the dispatcher (:mod:`raw_core.dispatch`) builds and uses them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Final, Literal
+
+import anyio
+import attrs
+
+from raw_core.frozen import thaw
+
+__all__ = [
+    "HOOK_PROTOCOL_VERSION",
+    "ApprovalCallback",
+    "ApprovalRequest",
+    "CallInfo",
+    "CancellationSignal",
+    "Decision",
+    "ToolCall",
+    "ToolContext",
+    "Verdict",
+]
+
+HOOK_PROTOCOL_VERSION: Final = 2
+
+Decision = Literal["allow", "ask", "deny"]
+Source = Literal["model", "user_action"]
+
+_SEVERITY: Final = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """A call as the model (or a panel action) made it.
+
+    ``arguments`` is the model's JSON text (parsed strictly by the dispatcher) or an already
+    parsed object (from an embedding app). ``source`` is ``"model"`` or ``"user_action"``.
+    """
+
+    id: str
+    name: str
+    arguments: str | Mapping[str, Any]
+    source: Source = "model"
+
+
+class CancellationSignal:
+    """Fires once when a call (or the turn it belongs to) is cancelled.
+
+    The dispatcher cancels the running step when it fires. Tools and approval callbacks can
+    poll :attr:`cancelled` or ``await signal.wait()``. Call :meth:`cancel` from the event
+    loop's thread (from another thread, go through ``anyio.from_thread``).
+    """
+
+    __slots__ = ("_event", "_scopes", "reason")
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._scopes: set[anyio.CancelScope] = set()
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the signal has fired."""
+        return self._event.is_set()
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Fire the signal (idempotent)."""
+        if not self._event.is_set():
+            self.reason = reason
+            self._event.set()
+            for scope in list(self._scopes):
+                scope.cancel()
+
+    async def wait(self) -> None:
+        """Return once the signal fires."""
+        await self._event.wait()
+
+    @contextmanager
+    def cancel_scope(self, deadline: float = math.inf) -> Iterator[anyio.CancelScope]:
+        """A cancel scope that this signal cancels when it fires (and that ``deadline``
+        ends). Check ``scope.cancelled_caught`` after the block."""
+        with anyio.CancelScope(deadline=deadline) as scope:
+            if self.cancelled:
+                scope.cancel()
+            self._scopes.add(scope)
+            try:
+                yield scope
+            finally:
+                self._scopes.discard(scope)
+
+
+@attrs.frozen(kw_only=True)
+class ToolContext:
+    """What a handler and ``describe_effects`` receive beside the arguments."""
+
+    cwd: str
+    tool_call_id: str
+    identity: str
+    max_output_bytes: int
+    signal: CancellationSignal
+    vars: Any = None
+
+
+@attrs.frozen(kw_only=True)
+class Verdict:
+    """A decision about one call, with the reason the model reads on a deny."""
+
+    decision: Decision
+    reason: str | None = None
+
+    def tighter_than(self, other: Verdict) -> bool:
+        """Whether this verdict is stricter than ``other`` (allow < ask < deny)."""
+        return _SEVERITY[self.decision] > _SEVERITY[other.decision]
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalRequest:
+    """What the approval callback receives (spec 000, "Approval").
+
+    ``arguments`` and ``effects`` are the frozen values the handler will see; show the
+    effects apart from the raw arguments. Approving changes neither.
+    """
+
+    identity: str
+    name: str
+    arguments: Mapping[str, Any]
+    effects: Any
+    tool_call_id: str
+    signal: CancellationSignal
+    reason: str | None = None
+
+
+ApprovalCallback = Callable[[ApprovalRequest], Awaitable[bool]]
+
+
+@attrs.frozen(kw_only=True)
+class CallInfo:
+    """One call as hooks see it: the frozen arguments and effects, never a copy to edit.
+
+    :meth:`payload` gives the JSON form of spec 000, "Hook payloads".
+    """
+
+    identity: str
+    name: str
+    tool_call_id: str
+    arguments: Mapping[str, Any]
+    effects: Any
+    has_effects: bool
+    source: Source = "model"
+
+    def payload(self) -> dict[str, Any]:
+        """``{protocol_version, tool: {identity, name, tool_call_id, arguments, effects?,
+        source}}`` as a detached JSON value."""
+        tool: dict[str, Any] = {
+            "identity": self.identity,
+            "name": self.name,
+            "tool_call_id": self.tool_call_id,
+            "arguments": thaw(self.arguments),
+            "source": self.source,
+        }
+        if self.has_effects:
+            tool["effects"] = thaw(self.effects)
+        return {"protocol_version": HOOK_PROTOCOL_VERSION, "tool": tool}

@@ -1,0 +1,266 @@
+"""Tool results: content blocks, the error form, the shared size cap, and batches.
+
+A handler returns ``{"content": [blocks]}`` (optionally with ``"is_error": true``) or a
+:class:`BatchResult`. The dispatcher turns either into a :class:`ToolResult`: ``content`` is
+what the model receives, capped at ``max_output_bytes`` with a visible marker, and
+``full_content`` keeps the uncapped output for the terminal. Blocks are text
+(``{"type": "text", "text"}``), JSON (``{"type": "json", "json"}``) or images
+(``{"type": "image", "media_type", "data"}`` with base64 data). The cap counts the UTF-8
+bytes of text and of JSON as serialized; images are not text and do not count.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+import attrs
+
+from raw_core.errors import HandlerError, RawError
+from raw_core.frozen import thaw
+
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_BYTES",
+    "IMAGE_MIME_TYPES",
+    "BatchEntry",
+    "BatchResult",
+    "ToolResult",
+    "cap_blocks",
+    "normalize_content",
+]
+
+DEFAULT_MAX_OUTPUT_BYTES: Final = 8192
+IMAGE_MIME_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+Block = Mapping[str, Any]
+Status = Literal["ok", "error"]
+
+
+@attrs.frozen(kw_only=True)
+class ToolResult:
+    """The outcome of one tool call, as the model and the user see it.
+
+    ``status`` is ``"ok"`` or ``"error"``; an error has a stable ``code`` (see
+    ``docs/reference/errors.md``) and ``message``. ``content`` is what the model receives;
+    ``full_content`` is the output before the cap (equal to ``content`` when nothing was
+    cut). ``effects`` are the call's intended effects when the tool declares them.
+    """
+
+    status: Status
+    content: tuple[Block, ...]
+    full_content: tuple[Block, ...]
+    code: str | None = None
+    message: str | None = None
+    effects: Any = None
+    truncated: bool = False
+    details: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the call ended in an error."""
+        return self.status == "error"
+
+    @classmethod
+    def from_error(cls, error: RawError, *, effects: Any = None) -> ToolResult:
+        """The error result for ``error``: the model reads ``error [code]: message``."""
+        block = ({"type": "text", "text": f"error [{error.code}]: {error.message}"},)
+        details = {k: v for k, v in error.context.items() if k != "problems"}
+        return cls(
+            status="error",
+            content=block,
+            full_content=block,
+            code=error.code,
+            message=error.message,
+            effects=effects,
+            details=details,
+        )
+
+    def text(self) -> str:
+        """The model's view as plain text: text blocks and serialized JSON, joined."""
+        return "\n".join(
+            _block_text(block) for block in self.content if block.get("type") != "image"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{status, code, content, effects}`` (a detached copy)."""
+        return {
+            "status": self.status,
+            "code": self.code,
+            "content": thaw(self.content),
+            "effects": thaw(self.effects),
+        }
+
+
+def _block_text(block: Block) -> str:
+    if block.get("type") == "text":
+        return str(block["text"])
+    return json.dumps(block.get("json"), ensure_ascii=False)
+
+
+def _check_block(block: Any, index: int) -> dict[str, Any]:
+    where = f"content[{index}]"
+    if not isinstance(block, Mapping):
+        raise HandlerError(f"{where} must be an object, found {type(block).__name__}")
+    kind = block.get("type")
+    if kind == "text":
+        if set(block) != {"type", "text"} or not isinstance(block["text"], str):
+            raise HandlerError(f'{where}: a text block is {{"type": "text", "text": <string>}}')
+    elif kind == "json":
+        if set(block) != {"type", "json"}:
+            raise HandlerError(f'{where}: a JSON block is {{"type": "json", "json": <value>}}')
+        try:
+            json.dumps(block["json"], allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise HandlerError(f"{where}: the JSON block's value is not JSON: {exc}") from None
+    elif kind == "image":
+        if (
+            set(block) != {"type", "media_type", "data"}
+            or not isinstance(block["data"], str)
+            or block["media_type"] not in IMAGE_MIME_TYPES
+        ):
+            raise HandlerError(
+                f'{where}: an image block is {{"type": "image", "media_type":'
+                f' one of {sorted(IMAGE_MIME_TYPES)}, "data": <base64>}}'
+            )
+    else:
+        raise HandlerError(f"{where}: unknown block type {kind!r}; expected text, json or image")
+    return dict(block)
+
+
+def normalize_content(returned: Any) -> tuple[tuple[dict[str, Any], ...], bool]:
+    """Check a handler's ``{"content": [...], "is_error"?}``; return ``(blocks, is_error)``.
+
+    Raises :class:`~raw_core.errors.HandlerError` naming what is wrong.
+    """
+    if not isinstance(returned, Mapping) or "content" not in returned:
+        raise HandlerError(
+            'the handler must return {"content": [blocks]} or a BatchResult,'
+            f" found {type(returned).__name__}"
+        )
+    extra = set(returned) - {"content", "is_error"}
+    if extra:
+        raise HandlerError(f"the handler's result has unknown fields: {sorted(extra)}")
+    content = returned["content"]
+    if not isinstance(content, Sequence) or isinstance(content, str | bytes):
+        raise HandlerError("the handler's content must be a list of blocks")
+    is_error = returned.get("is_error", False)
+    if not isinstance(is_error, bool):
+        raise HandlerError("is_error must be a boolean")
+    return tuple(_check_block(block, i) for i, block in enumerate(content)), is_error
+
+
+def _marker(shown: int, total: int) -> str:
+    return (
+        f"\n[output truncated: the model sees {shown} of {total} bytes; the full output"
+        " is shown to the user]"
+    )
+
+
+def _cut_utf8(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` that is at most ``limit`` UTF-8 bytes."""
+    return text.encode("utf-8")[: max(limit, 0)].decode("utf-8", "ignore")
+
+
+def cap_blocks(blocks: Sequence[Block], max_bytes: int) -> tuple[tuple[Block, ...], bool]:
+    """Cap text and JSON blocks to ``max_bytes`` in total; images pass unchanged.
+
+    Returns ``(blocks, truncated)``. When cut, the kept text ends with a marker that says how
+    much the model sees; JSON blocks that do not fit whole become text.
+    """
+    sizes = [len(_block_text(b).encode("utf-8")) if b.get("type") != "image" else 0 for b in blocks]
+    total = sum(sizes)
+    if total <= max_bytes:
+        return tuple(blocks), False
+    budget = max_bytes
+    out: list[Block] = []
+    for block, size in zip(blocks, sizes, strict=True):
+        if block.get("type") == "image":
+            out.append(block)
+        elif size <= budget:
+            out.append(block)
+            budget -= size
+        elif budget > 0:
+            out.append({"type": "text", "text": _cut_utf8(_block_text(block), budget)})
+            budget = 0
+    shown = max_bytes - budget
+    out.append({"type": "text", "text": _marker(shown, total)})
+    return tuple(out), True
+
+
+@attrs.frozen(kw_only=True)
+class BatchEntry:
+    """One row of a batch: its label, status, and body (the output, or the error message)."""
+
+    label: str
+    status: Literal["ok", "error", "skipped"]
+    body: str = ""
+    code: str | None = None
+
+
+@attrs.define
+class BatchResult:
+    """A batch tool's result, built row by row; the dispatcher renders it under one cap.
+
+    Every row keeps its header (index, status, label) whatever the cap; the remaining bytes
+    are shared fairly among the rows' bodies, so one large output cannot hide the others.
+    """
+
+    entries: list[BatchEntry] = attrs.field(factory=list)
+
+    def ok(self, label: str, body: str = "") -> None:
+        """Record a row that succeeded."""
+        self.entries.append(BatchEntry(label=label, status="ok", body=body))
+
+    def error(self, label: str, code: str, message: str) -> None:
+        """Record a row that failed with a stable ``code``."""
+        self.entries.append(BatchEntry(label=label, status="error", body=message, code=code))
+
+    def skipped(self, label: str, reason: str) -> None:
+        """Record a row that did not run."""
+        self.entries.append(BatchEntry(label=label, status="skipped", body=reason))
+
+    def _header(self, index: int, entry: BatchEntry) -> str:
+        status = f"error ({entry.code})" if entry.code else entry.status
+        return f"[{index + 1}/{len(self.entries)}] {status}: {entry.label}\n"
+
+    def render(self, max_bytes: int) -> tuple[str, str, bool]:
+        """Return ``(model_text, full_text, truncated)`` under a shared cap of ``max_bytes``."""
+        headers = [self._header(i, e) for i, e in enumerate(self.entries)]
+        bodies = [
+            e.body if not e.body or e.body.endswith("\n") else e.body + "\n" for e in self.entries
+        ]
+        full = "".join(h + b for h, b in zip(headers, bodies, strict=True))
+        sizes = [len(b.encode("utf-8")) for b in bodies]
+        header_bytes = sum(len(h.encode("utf-8")) for h in headers)
+        if header_bytes + sum(sizes) <= max_bytes:
+            return full, full, False
+        shares = _fair_shares(sizes, max(max_bytes - header_bytes, 0))
+        parts = []
+        for header, body, size, share in zip(headers, bodies, sizes, shares, strict=True):
+            parts.append(header)
+            if share >= size:
+                parts.append(body)
+            else:
+                parts.append(_cut_utf8(body, share))
+                parts.append(f"[... {size - share} more bytes of this entry truncated]\n")
+        return "".join(parts), full, True
+
+
+def _fair_shares(sizes: list[int], budget: int) -> list[int]:
+    """Split ``budget`` among ``sizes``: small ones whole, the rest an equal share (water-fill)."""
+    shares = [0] * len(sizes)
+    pending = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    remaining = budget
+    while pending:
+        share = remaining // len(pending)
+        index = pending[0]
+        if sizes[index] <= share:
+            shares[index] = sizes[index]
+            remaining -= sizes[index]
+            pending.pop(0)
+        else:
+            for i in pending:
+                shares[i] = share
+            break
+    return shares

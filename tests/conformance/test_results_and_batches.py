@@ -1,0 +1,136 @@
+"""Spec 001, "Batch-capable tools": indexed results with a status per entry and one shared
+result cap on what the model receives, while the full output stays for the terminal."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from raw_core.errors import HandlerError
+from raw_core.results import BatchResult, cap_blocks, normalize_content
+
+
+def model_bytes(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def test_a_result_under_the_cap_is_unchanged() -> None:
+    blocks = ({"type": "text", "text": "hello"},)
+    assert cap_blocks(blocks, 8192) == (blocks, False)
+
+
+def test_a_result_over_the_cap_is_cut_with_a_visible_marker() -> None:
+    blocks = ({"type": "text", "text": "x" * 10000},)
+    capped, truncated = cap_blocks(blocks, 8192)
+    assert truncated
+    assert capped[0]["text"] == "x" * 8192
+    assert "output truncated: the model sees 8192 of 10000 bytes" in capped[-1]["text"]
+
+
+def test_json_blocks_count_as_serialized_and_images_do_not_count() -> None:
+    image = {"type": "image", "media_type": "image/png", "data": "A" * 50000}
+    blocks = ({"type": "json", "json": {"k": "v" * 10}}, image)
+    assert cap_blocks(blocks, 30) == (blocks, False)
+    capped, truncated = cap_blocks(({"type": "json", "json": ["y" * 100]},), 20)
+    assert truncated
+    assert capped[0] == {"type": "text", "text": '["' + "y" * 18}
+
+
+def test_the_cut_never_splits_a_utf8_character() -> None:
+    capped, _ = cap_blocks(({"type": "text", "text": "é" * 100},), 7)
+    assert capped[0]["text"] == "é" * 3
+
+
+def test_batch_rows_are_indexed_with_a_status_each() -> None:
+    batch = BatchResult()
+    batch.ok("a.txt", "alpha")
+    batch.error("b.txt", "file_not_found", "no such file")
+    batch.skipped("c.txt", "an earlier command timed out")
+    text, full, truncated = batch.render(8192)
+    assert not truncated
+    assert (
+        text
+        == full
+        == (
+            "[1/3] ok: a.txt\nalpha\n"
+            "[2/3] error (file_not_found): b.txt\nno such file\n"
+            "[3/3] skipped: c.txt\nan earlier command timed out\n"
+        )
+    )
+
+
+def test_one_large_row_cannot_hide_the_others() -> None:
+    batch = BatchResult()
+    batch.ok("big", "B" * 100000)
+    for index in range(15):
+        batch.ok(f"small{index}", f"s{index}")
+    text, full, truncated = batch.render(8192)
+    assert truncated
+    assert model_bytes(text) <= 8192 + 200  # the per-row marker is the only overrun
+    for index in range(15):
+        assert f"[{index + 2}/16] ok: small{index}\ns{index}\n" in text
+    assert "more bytes of this entry truncated" in text
+    assert full.count("B") == 100000
+
+
+@given(
+    st.lists(st.tuples(st.text(max_size=50), st.text(max_size=3000)), min_size=1, max_size=16),
+    st.integers(min_value=200, max_value=9000),
+)
+def test_every_row_keeps_its_header_and_the_cap_holds(
+    rows: list[tuple[str, str]], cap: int
+) -> None:
+    batch = BatchResult()
+    for label, body in rows:
+        batch.ok(label.replace("\n", " "), body)
+    text, full, truncated = batch.render(cap)
+    for index, (label, _body) in enumerate(rows):
+        assert f"[{index + 1}/{len(rows)}] ok: {label.replace(chr(10), ' ')}\n" in text
+    headers = sum(
+        model_bytes(f"[{i + 1}/{len(rows)}] ok: {label}\n") for i, (label, _b) in enumerate(rows)
+    )
+    markers = text.count("more bytes of this entry truncated")
+    if truncated:
+        assert model_bytes(text) <= max(cap, headers) + markers * 64
+    else:
+        assert text == full
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [
+        pytest.param("text", id="string"),
+        pytest.param({"content": "text"}, id="content-string"),
+        pytest.param({"content": [{"type": "text"}]}, id="text-without-text"),
+        pytest.param({"content": [{"type": "panel", "panel": "p"}]}, id="unknown-type"),
+        pytest.param({"content": [{"type": "json", "json": float("nan")}]}, id="json-nan"),
+        pytest.param(
+            {"content": [{"type": "image", "media_type": "image/bmp", "data": ""}]}, id="image-mime"
+        ),
+        pytest.param({"content": [], "extra": 1}, id="extra-field"),
+        pytest.param({"content": [], "is_error": "yes"}, id="is_error-string"),
+    ],
+)
+def test_results_that_are_not_in_the_spec_shape_are_handler_errors(returned: Any) -> None:
+    with pytest.raises(HandlerError):
+        normalize_content(returned)
+
+
+def test_the_three_block_kinds_are_accepted() -> None:
+    blocks, is_error = normalize_content(
+        {
+            "content": [
+                {"type": "text", "text": "t"},
+                {"type": "json", "json": {"a": [1]}},
+                {"type": "image", "media_type": "image/jpeg", "data": "AAAA"},
+            ],
+            "is_error": False,
+        }
+    )
+    assert [b["type"] for b in blocks] == ["text", "json", "image"]
+    assert not is_error
+    json.dumps(blocks)
