@@ -29,6 +29,10 @@ PACKAGES = [
     "raw_core.frozen",
     "raw_core.hooks",
     "raw_core.store",
+    "raw_core.loop",
+    "raw_core.provider",
+    "raw_core.scripted",
+    "raw_core.events",
 ]
 
 

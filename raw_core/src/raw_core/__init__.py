@@ -35,15 +35,30 @@ if TYPE_CHECKING:
     from raw_core.hookspecs import hookimpl
     from raw_core.identity import ToolIdentity, parse_identity
     from raw_core.loader import LoadedTool, ToolLoader
+    from raw_core.loop import Runtime, Session
     from raw_core.manifest import PanelAction, PanelDeclaration, ToolManifest, parse_manifest
     from raw_core.plugins import PluginHost, ToolFolder
     from raw_core.policy import Decision, Policy
+    from raw_core.provider import ModelRequest, ModelTool, Provider, ProviderRecord
     from raw_core.registry import Registry, ToolDefinition, ToolSources, user_tools_dir
     from raw_core.results import BatchResult, ToolResult
+    from raw_core.scripted import ReplayProvider, Reply, ScriptedProvider
+    from raw_core.store import AsyncSessionStore, SessionStore
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "Runtime": "raw_core.loop",
+    "Session": "raw_core.loop",
+    "ScriptedProvider": "raw_core.scripted",
+    "ReplayProvider": "raw_core.scripted",
+    "Reply": "raw_core.scripted",
+    "ModelRequest": "raw_core.provider",
+    "ModelTool": "raw_core.provider",
+    "Provider": "raw_core.provider",
+    "ProviderRecord": "raw_core.provider",
+    "SessionStore": "raw_core.store",
+    "AsyncSessionStore": "raw_core.store",
     "ApprovalRequest": "raw_core.calls",
     "CallInfo": "raw_core.calls",
     "CancellationSignal": "raw_core.calls",
@@ -104,6 +119,7 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "ApprovalRequest",
+    "AsyncSessionStore",
     "BatchResult",
     "CallInfo",
     "CancellationSignal",
@@ -113,14 +129,24 @@ __all__ = [
     "FrozenDict",
     "LoadedTool",
     "ModelConfig",
+    "ModelRequest",
+    "ModelTool",
     "PanelAction",
     "PanelDeclaration",
     "PluginHost",
     "Policy",
     "Predicate",
+    "Provider",
+    "ProviderRecord",
     "RawError",
     "Registry",
+    "ReplayProvider",
+    "Reply",
     "Rule",
+    "Runtime",
+    "ScriptedProvider",
+    "Session",
+    "SessionStore",
     "ToolCall",
     "ToolContext",
     "ToolDefinition",

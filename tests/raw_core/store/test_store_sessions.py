@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 
 from raw_core.errors import (
+    InvalidCursor,
     SessionLocked,
     SessionNotFound,
     StorageFull,
     StoreCorrupt,
-    InvalidCursor,
-    StoreError,
     StoreTooNew,
 )
 from raw_core.store import (
@@ -548,3 +547,12 @@ def test_a_writer_dropped_without_closing_warns_and_lets_go(store: SessionStore)
 def test_a_negative_list_limit_is_refused(store: SessionStore) -> None:
     with pytest.raises(ValueError, match="limit"):
         store.list_sessions(limit=-1)
+
+
+def test_runtime_state_round_trips_and_is_not_activity(store: SessionStore) -> None:
+    info = store.create()
+    with store.open_writer(info.id) as writer:
+        assert writer.state() == {}
+        writer.set_state({"tools_hash": "abc", "skills": ["a"]})
+    assert store.open_reader(info.id).state() == {"tools_hash": "abc", "skills": ["a"]}
+    assert store.info(info.id).last_activity == info.last_activity

@@ -47,7 +47,8 @@ _STEPS: tuple[tuple[str, ...], ...] = (
             id TEXT PRIMARY KEY NOT NULL,
             title TEXT NOT NULL,
             created_at INTEGER NOT NULL,
-            last_activity INTEGER NOT NULL
+            last_activity INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT '{}'
         )
         """,
         "CREATE INDEX sessions_by_activity ON sessions (last_activity)",

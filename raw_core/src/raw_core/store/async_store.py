@@ -19,11 +19,12 @@ full checkpoint at :meth:`AsyncSessionWriter.end_turn`.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from raw_core.store import _lock
 from raw_core.store.messages import Message
@@ -68,6 +69,10 @@ class AsyncSessionReader:
         """See :meth:`SessionReader.read_context`."""
         return self._reader.read_context()
 
+    async def state(self) -> dict[str, Any]:
+        """See :meth:`SessionReader.state`."""
+        return self._reader.state()
+
 
 class AsyncSessionWriter(AsyncSessionReader):
     """The one writer of a session; see :class:`SessionWriter`. Closed by the ``async
@@ -88,6 +93,10 @@ class AsyncSessionWriter(AsyncSessionReader):
     async def set_title(self, title: str) -> None:
         """See :meth:`SessionWriter.set_title`."""
         self._writer.set_title(title)
+
+    async def set_state(self, state: Mapping[str, Any]) -> None:
+        """See :meth:`SessionWriter.set_state`."""
+        self._writer.set_state(state)
 
     async def end_turn(self) -> None:
         """See :meth:`SessionWriter.end_turn`."""

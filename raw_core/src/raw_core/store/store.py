@@ -16,13 +16,15 @@ append is one transaction they never see half of one.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import attrs
 import platformdirs
@@ -105,6 +107,9 @@ class DisplayPage:
 
 
 # --- helpers -----------------------------------------------------------------------------
+
+
+_TOUCH_RESOLUTION_MS = 1000
 
 
 def _now_ms() -> int:
@@ -276,6 +281,30 @@ class SessionReader:
             ).fetchone()
         return Cursor(session_id=self._session_id, newest_first=False, seq=last).encode()
 
+    def state(self) -> dict[str, Any]:
+        """The runtime state :meth:`SessionWriter.set_state` last stored (``{}`` at first)."""
+        with sqlite_errors(self._path):
+            row = self._connection.execute(
+                "SELECT state FROM sessions WHERE id = ?", (self._session_id,)
+            ).fetchone()
+        if row is None:
+            raise _not_found(self._session_id)
+        try:
+            value = json.loads(row[0])
+        except ValueError as exc:
+            raise StoreCorrupt(
+                f"the state of session {self._session_id} cannot be read: {exc}",
+                path=str(self._path),
+                session_id=self._session_id,
+            ) from exc
+        if not isinstance(value, dict):
+            raise StoreCorrupt(
+                f"the state of session {self._session_id} is not an object",
+                path=str(self._path),
+                session_id=self._session_id,
+            )
+        return value
+
     def read_context(self) -> tuple[Message, ...]:
         """The model context: the messages the next request includes, in order (a
         compaction summary in place of the messages it replaced)."""
@@ -302,6 +331,7 @@ class SessionWriter(SessionReader):
     ) -> None:
         super().__init__(connection, path, session_id)
         self._lock = lock
+        self._touched_at = 0  # ms; see append
 
     @property
     def closed(self) -> bool:
@@ -333,21 +363,26 @@ class SessionWriter(SessionReader):
         bodies = [dumps_message(message) for message in batch]
         now = _now_ms()
         sid = self._session_id
+        # Activity is recorded at most once per second: expiry counts days, and skipping the
+        # sessions row spares a page write in the many appends of a running turn. The
+        # session cannot vanish meanwhile: deleting it needs this writer's lock.
+        touch = now - self._touched_at >= _TOUCH_RESOLUTION_MS
         with write_transaction(self._connection, self._path) as connection:
-            self._touch(connection, now)
-            (last,) = connection.execute("SELECT coalesce(max(seq), 0) FROM display").fetchone()
-            seqs = range(last + 1, last + 1 + len(bodies))
-            connection.executemany(
-                "INSERT INTO display (seq, session_id, created_at, format, body)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [
-                    (seq, sid, now, MESSAGE_FORMAT, body)
-                    for seq, body in zip(seqs, bodies, strict=True)
-                ],
-            )
+            if touch:
+                self._touch(connection, now)
+            seqs = [
+                connection.execute(
+                    "INSERT INTO display (session_id, created_at, format, body)"
+                    " VALUES (?, ?, ?, ?)",
+                    (sid, now, MESSAGE_FORMAT, body),
+                ).lastrowid
+                for body in bodies
+            ]
             connection.executemany(
                 "INSERT INTO context (pos, session_id) VALUES (?, ?)", [(seq, sid) for seq in seqs]
             )
+        if touch:
+            self._touched_at = now
 
     def compact(self, summary: Message, *, replace_first: int) -> None:
         """Replace the first ``replace_first`` messages of the model context with
@@ -406,6 +441,18 @@ class SessionWriter(SessionReader):
             (pos,),
         ).fetchone()
         return isinstance(_decode(self._path, self._session_id, pos, fmt, body), ToolResultMessage)
+
+    def set_state(self, state: Mapping[str, Any]) -> None:
+        """Replace the session's runtime state: a small JSON object the agent loop keeps
+        between runs (the tool definitions' hash, the prompt-cache key, the skills the model
+        has read). Not conversation activity: expiry is unaffected."""
+        text = json.dumps(dict(state), sort_keys=True, separators=(",", ":"), allow_nan=False)
+        with write_transaction(self._connection, self._path) as connection:
+            updated = connection.execute(
+                "UPDATE sessions SET state = ? WHERE id = ?", (text, self._session_id)
+            ).rowcount
+            if not updated:
+                raise _not_found(self._session_id)
 
     def set_title(self, title: str) -> None:
         """Change the title (not conversation activity: expiry is unaffected)."""

@@ -1,0 +1,111 @@
+"""A whole turn through raw's agent loop — store included — beside two peers' loops.
+
+Each step: the model asks for one call of an async no-op tool; after N steps it answers
+with text. raw: ScriptedProvider, the real dispatcher, a real SQLite session store (every
+message committed, a checkpoint at the end of the turn). Peers: pydantic-ai's agent loop
+with its ``FunctionModel``, and the OpenAI Agents SDK's ``Runner`` with a fake ``Model``
+(tracing off), the same no-op tool. Prints µs per tool call at 50 steps with raw's share,
+and the total time of a turn at 10, 50 and 200 steps (raw's must grow linearly).
+
+Run: ``uv run --group bench python benchmarks/bench_loop.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+from raw_core.agent import Agent, load_agent
+from raw_core.config import load_config
+from raw_core.loop import Runtime
+from raw_core.plugins import PluginHost
+from raw_core.scripted import Reply, ScriptedProvider
+from raw_core.store import SessionStore
+
+sys.path.insert(0, str(Path(__file__).parent))
+_peers = importlib.import_module("bench_dispatch")  # the peers' loops, shared with it
+bench_pydantic_ai = _peers.bench_pydantic_ai
+bench_openai_agents = _peers.bench_openai_agents
+
+STEPS = (10, 50, 200)
+REPEAT = 3
+
+
+def make_agent(root: Path, steps: int) -> Agent:
+    folder = root / "tools" / "noop"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tool.json").write_text(
+        json.dumps(
+            {
+                "api_version": 2,
+                "id": "noop",
+                "version": "1.0.0",
+                "name": "noop",
+                "description": "Does nothing.",
+                "entry": "./tool.py",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"command": {"type": "string"}},
+                    "additionalProperties": False,
+                },
+            }
+        )
+    )
+    (folder / "tool.py").write_text(
+        "RESULT = {'content': [{'type': 'text', 'text': 'ok'}]}\n"
+        "async def handler(args, context):\n    return RESULT\n"
+    )
+    (root / "raw.json").write_text(
+        json.dumps({"agents": {"a": {"max_steps": steps + 1, "tools": {"use": ["agent/noop"]}}}})
+    )
+    return load_agent(load_config(root / "raw.json"), host=PluginHost())
+
+
+async def bench_raw(steps: int) -> float:
+    """Seconds for one turn of ``steps`` tool-call steps plus the final answer."""
+    best = float("inf")
+    for _ in range(REPEAT):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            agent = make_agent(root, steps)
+            script = [
+                Reply(tool_calls=(("noop", {"command": "ls"}),), chunk=1 << 20)
+                for _ in range(steps)
+            ]
+            provider = ScriptedProvider([*script, Reply(text="done")])
+            with SessionStore.open(root / "state") as store:
+                async with Runtime(store).open_session(agent, provider) as session:
+                    started = time.perf_counter()
+                    end = await session.run_turn("go")
+                    elapsed = time.perf_counter() - started
+            assert end.reason == "completed", end
+            best = min(best, elapsed)
+    return best
+
+
+async def main() -> None:
+    totals: dict[str, dict[int, float]] = {"raw": {}, "pydantic-ai": {}, "OpenAI Agents SDK": {}}
+    for steps in STEPS:
+        totals["raw"][steps] = await bench_raw(steps)
+        totals["pydantic-ai"][steps] = await bench_pydantic_ai(steps) * steps
+        totals["OpenAI Agents SDK"][steps] = await bench_openai_agents(steps) * steps
+    ours = totals["raw"][50] / 50
+    print("per tool call in a 50-step turn:")
+    for name, by_steps in totals.items():
+        per_call = by_steps[50] / 50
+        share = "" if name == "raw" else f"  (raw is 1/{per_call / ours:.0f} of it)"
+        print(f"  {name:<20} {per_call * 1e6:9.1f} µs{share}")
+    print("total time of one turn:")
+    print(f"  {'':<20}" + "".join(f"{s:>10} steps" for s in STEPS))
+    for name, by_steps in totals.items():
+        print(f"  {name:<20}" + "".join(f"{by_steps[s] * 1e3:13.1f} ms" for s in STEPS))
+
+
+if __name__ == "__main__":
+    anyio.run(main)

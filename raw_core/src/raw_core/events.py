@@ -1,0 +1,149 @@
+"""The events of one turn, as renderers and plug-ins receive them.
+
+Each event is a frozen record built from detached copies of the loop's data, so a renderer
+cannot change the arguments or results that were authorized. Every run of a turn ends with
+exactly one :class:`TurnEnded`. ``to_dict()`` gives the JSON form (``{"type": ...}``) used
+by ``--json`` output and the ``raw_session_event`` hook.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from raw_core.frozen import thaw
+
+__all__ = [
+    "AssistantCommitted",
+    "LoopEvent",
+    "RuntimeChanged",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "TurnEnded",
+    "TurnStarted",
+    "Usage",
+]
+
+EndReason = Literal["completed", "max_steps", "cancelled", "error"]
+
+
+def _as_dict(kind: str, record: Any) -> dict[str, Any]:
+    return {"type": kind, **{k: thaw(v) for k, v in attrs.asdict(record, recurse=False).items()}}
+
+
+@attrs.frozen(kw_only=True)
+class TurnStarted:
+    """A turn began with the user's message."""
+
+    session_id: str
+    prompt: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("turn_started", self)
+
+
+@attrs.frozen(kw_only=True)
+class RuntimeChanged:
+    """The session resumed with other model-facing tool definitions than it last used: the
+    prompt-cache key changed once, and the conversation continues with the new tools."""
+
+    session_id: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("runtime_changed", self)
+
+
+@attrs.frozen(kw_only=True)
+class TextDelta:
+    """Assistant text as it streams (not committed yet)."""
+
+    text: str
+    step: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("text_delta", self)
+
+
+@attrs.frozen(kw_only=True)
+class AssistantCommitted:
+    """A completed assistant message was committed: its text and tool calls."""
+
+    text: str
+    tool_calls: tuple[dict[str, Any], ...]
+    step: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("assistant_committed", self)
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallStarted:
+    """A call goes into the dispatch pipeline."""
+
+    tool_call_id: str
+    name: str
+    arguments: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("tool_call_started", self)
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallFinished:
+    """A call's result, as committed (``content`` is what the model receives;
+    ``full_content`` what the terminal shows)."""
+
+    tool_call_id: str
+    name: str
+    status: str
+    code: str | None
+    effects: Any
+    content: tuple[dict[str, Any], ...]
+    full_content: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("tool_call_finished", self)
+
+
+@attrs.frozen(kw_only=True)
+class Usage:
+    """Token counts of one request."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    step: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("usage", self)
+
+
+@attrs.frozen(kw_only=True)
+class TurnEnded:
+    """The one terminal event of a turn: why it ended, after how many requests, and the
+    error (``{"code", "message", ...}``) when it ended in one."""
+
+    reason: EndReason
+    steps: int
+    error: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("turn_ended", self)
+
+
+LoopEvent = (
+    TurnStarted
+    | RuntimeChanged
+    | TextDelta
+    | AssistantCommitted
+    | ToolCallStarted
+    | ToolCallFinished
+    | Usage
+    | TurnEnded
+)

@@ -1,0 +1,552 @@
+"""The agent loop: a model, an agent's tools and a session store, turned into an agent.
+
+A turn (spec 004, "The turn") starts with one user message and makes at most ``max_steps``
+inference requests. Text streams as it arrives; an assistant message is committed only when
+its stream has finished; a message with tool calls is committed whole before any call runs;
+the calls run in the order the model listed them, each through the dispatch pipeline, and
+each result is committed before the next request. The turn stops when the model answers
+without a tool call, when ``max_steps`` is reached (a call asked for in the last permitted
+request is recorded as ``max_steps`` and never runs), when a request fails, or when the turn
+is cancelled (finished results are kept; every unfinished call gets a ``cancelled`` result).
+Every turn emits exactly one :class:`~raw_core.events.TurnEnded`.
+
+Use it through :class:`Runtime`::
+
+    runtime = Runtime(store, host=host)
+    async with runtime.open_session(agent, provider) as session:
+        ended = await session.run_turn("Fix the failing test", on_event=print)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import attrs
+
+from raw_core.agent import Agent
+from raw_core.calls import ApprovalCallback, CancellationSignal
+from raw_core.calls import ToolCall as DispatchCall
+from raw_core.dispatch import Dispatcher
+from raw_core.errors import (
+    Cancelled,
+    MaxStepsReached,
+    ProviderError,
+    ProviderFailed,
+    RawError,
+    TurnInProgress,
+)
+from raw_core.events import (
+    AssistantCommitted,
+    LoopEvent,
+    RuntimeChanged,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEnded,
+    TurnStarted,
+    Usage,
+)
+from raw_core.frozen import thaw
+from raw_core.hooks import describe_definitions
+from raw_core.plugins import PluginHost
+from raw_core.provider import (
+    ModelRequest,
+    ModelTool,
+    PartEvent,
+    Provider,
+    StopEvent,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+    prompt_cache_key,
+)
+from raw_core.provider import TextDelta as ProviderText
+from raw_core.results import ToolResult
+from raw_core.store import (
+    AssistantMessage,
+    ImageBlock,
+    JsonBlock,
+    Message,
+    ProviderPart,
+    SessionStore,
+    SessionWriter,
+    TextBlock,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    VarPlaceholder,
+)
+
+__all__ = ["Runtime", "Session", "VarResolver"]
+
+logger = logging.getLogger("raw_core.loop")
+
+VarResolver = Callable[[str], str]
+"""Gives a variable's value by name when a request is built (values never reach the store)."""
+
+_INTERRUPTED = (
+    "raw stopped before this call finished (the process ended during the turn);"
+    " it may or may not have run"
+)
+
+
+def _result_message(call_id: str, result: ToolResult) -> ToolResultMessage:
+    blocks: list[Any] = []
+    for block in result.content:
+        kind = block["type"]
+        if kind == "text":
+            blocks.append(TextBlock(text=block["text"]))
+        elif kind == "json":
+            blocks.append(JsonBlock(json_text=json.dumps(thaw(block["json"]), ensure_ascii=False)))
+        elif kind == "image":
+            blocks.append(ImageBlock(media_type=block["media_type"], data=block["data"]))
+        elif kind == "var":
+            blocks.append(VarPlaceholder(name=block["name"]))
+    return ToolResultMessage(
+        tool_call_id=call_id,
+        status=result.status,
+        error_code=result.code if result.is_error else None,
+        content=tuple(blocks),
+    )
+
+
+def _error_message(call_id: str, code: str, text: str) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=call_id,
+        status="error",
+        error_code=code,
+        content=(TextBlock(text=f"error [{code}]: {text}"),),
+    )
+
+
+def _has_placeholder(messages: Sequence[Message]) -> bool:
+    return any(
+        isinstance(m, ToolResultMessage) and any(isinstance(b, VarPlaceholder) for b in m.content)
+        for m in messages
+    )
+
+
+def _tool_digest(tool: ModelTool) -> str:
+    text = json.dumps([tool.description, tool.input_schema], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@attrs.define
+class _Draft:
+    """The assistant message being streamed; committed only when the stream completes."""
+
+    text: list[str] = attrs.Factory(list)
+    calls: dict[int, list[Any]] = attrs.Factory(dict)  # index -> [id, name, [args], ended]
+    parts: list[ProviderPart] = attrs.Factory(list)
+    stop: str | None = None
+
+    def message(self, step: int) -> AssistantMessage:
+        if self.stop is None:
+            raise ProviderFailed("the response stream ended without a stop reason")
+        calls = []
+        for index in sorted(self.calls):
+            call_id, name, pieces, ended = self.calls[index]
+            if not ended:
+                raise ProviderFailed(f"tool call {index} ({name}) never ended")
+            calls.append(
+                ToolCall(id=call_id or f"call_{step}_{index}", name=name, arguments="".join(pieces))
+            )
+        return AssistantMessage(
+            text="".join(self.text), tool_calls=tuple(calls), provider_parts=tuple(self.parts)
+        )
+
+
+class Session:
+    """One open session of one agent: runs one turn at a time. Made by
+    :meth:`Runtime.open_session`, which holds the session's write lock."""
+
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        provider: Provider,
+        writer: SessionWriter,
+        dispatcher: Dispatcher,
+        host: PluginHost | None,
+        tools: Sequence[ModelTool],
+        resolve_var: VarResolver | None,
+    ) -> None:
+        self.agent = agent
+        self.provider = provider
+        self.dispatcher = dispatcher
+        self._writer = writer
+        self._host = host
+        self._tools = tuple(tools)
+        self._cache_key = prompt_cache_key(agent.config.system, self._tools)
+        self._resolve_var = resolve_var
+        self._lock = anyio.Lock()
+        self._signal: CancellationSignal | None = None
+        self._pending_change: RuntimeChanged | None = None
+        self._context: list[Message] = []
+        self._has_placeholders = False
+
+    @property
+    def id(self) -> str:
+        """The session's stable id (the same in every front end)."""
+        return self._writer.session_id
+
+    @property
+    def cache_key(self) -> str:
+        """The prompt-cache key requests carry: a hash of the system prompt and tools."""
+        return self._cache_key
+
+    @property
+    def tools(self) -> tuple[ModelTool, ...]:
+        """What the model receives of the tools, in ``tools.use`` order."""
+        return self._tools
+
+    # --- opening -------------------------------------------------------------------------
+
+    def _commit(self, messages: Sequence[Message]) -> None:
+        """Append to both streams of the store, and to the in-memory copy of the context
+        (this session holds the write lock, so the copy cannot go stale)."""
+        self._writer.append(messages)
+        self._context.extend(messages)
+        self._has_placeholders = self._has_placeholders or _has_placeholder(messages)
+
+    def _prepare(self) -> None:
+        """Repair an interrupted turn, and compare the tools with the ones last used."""
+        context = self._writer.read_context()
+        self._context = list(context)
+        self._has_placeholders = _has_placeholder(context)
+        answered = {m.tool_call_id for m in context if isinstance(m, ToolResultMessage)}
+        last = next((m for m in reversed(context) if isinstance(m, AssistantMessage)), None)
+        if last is not None:
+            missing = [c for c in last.tool_calls if c.id not in answered]
+            if missing:
+                self._commit([_error_message(c.id, Cancelled.code, _INTERRUPTED) for c in missing])
+        state = self._writer.state()
+        digests = {tool.name: _tool_digest(tool) for tool in self._tools}
+        before = state.get("tools")
+        if isinstance(before, dict) and before != digests:
+            self._pending_change = RuntimeChanged(
+                session_id=self.id,
+                added=tuple(sorted(set(digests) - set(before))),
+                removed=tuple(sorted(set(before) - set(digests))),
+                changed=tuple(
+                    sorted(n for n in set(digests) & set(before) if digests[n] != before[n])
+                ),
+            )
+        if before != digests or state.get("cache_key") != self._cache_key:
+            self._writer.set_state({**state, "tools": digests, "cache_key": self._cache_key})
+
+    # --- a turn --------------------------------------------------------------------------
+
+    def cancel(self, reason: str = "cancelled by the user") -> None:
+        """Cancel the running turn, if any (from the event loop's thread)."""
+        if self._signal is not None:
+            self._signal.cancel(reason)
+
+    async def run_turn(
+        self, prompt: str, *, on_event: Callable[[LoopEvent], Any] | None = None
+    ) -> TurnEnded:
+        """Run one turn; ``on_event`` receives each event (its failures are logged, not
+        raised). Returns the terminal event. Raises ``turn_in_progress`` when a turn is
+        already running in this session."""
+        if self._lock.locked():
+            raise TurnInProgress(f"session {self.id} is running a turn", session_id=self.id)
+        async with self._lock:
+            signal = CancellationSignal()
+            self._signal = signal
+            try:
+                return await self._turn(prompt, signal, self._emitter(on_event))
+            finally:
+                self._signal = None
+
+    @asynccontextmanager
+    async def stream_turn(self, prompt: str) -> AsyncIterator[AsyncIterator[LoopEvent]]:
+        """Run one turn and iterate over its events::
+
+            async with session.stream_turn("hi") as events:
+                async for event in events:
+                    ...
+
+        The turn runs in a task of this block; leaving the block early cancels it.
+        """
+        send, receive = anyio.create_memory_object_stream[LoopEvent](float("inf"))
+        async with anyio.create_task_group() as group:
+
+            async def run() -> None:
+                with send:
+                    await self.run_turn(prompt, on_event=send.send_nowait)
+
+            group.start_soon(run)
+            try:
+                with receive:
+                    yield receive
+            finally:
+                self.cancel("the event stream was closed")
+
+    def _emitter(self, on_event: Callable[[LoopEvent], Any] | None) -> Callable[[LoopEvent], None]:
+        hooks = self._host.hook.raw_session_event.get_hookimpls() if self._host is not None else []
+
+        def emit(event: LoopEvent) -> None:
+            if on_event is not None:
+                try:
+                    on_event(event)
+                except Exception:
+                    logger.exception("an event renderer failed; the turn goes on")
+            for impl in hooks:
+                try:
+                    impl.function(**{n: event.to_dict() for n in impl.argnames})
+                except Exception:
+                    logger.exception("raw_session_event of plug-in %r failed", impl.plugin_name)
+
+        return emit
+
+    async def _turn(
+        self, prompt: str, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
+    ) -> TurnEnded:
+        emit(TurnStarted(session_id=self.id, prompt=prompt))
+        if self._pending_change is not None:
+            emit(self._pending_change)
+            self._pending_change = None
+        steps = 0
+        end: TurnEnded
+        try:
+            self._commit([UserMessage.from_text(prompt)])
+            while True:
+                if signal.cancelled:
+                    end = TurnEnded(reason="cancelled", steps=steps)
+                    break
+                steps += 1
+                assistant = await self._request(steps, signal, emit)
+                if assistant is None:
+                    end = TurnEnded(reason="cancelled", steps=steps)
+                    break
+                self._commit([assistant])
+                emit(
+                    AssistantCommitted(
+                        text=assistant.text,
+                        step=steps,
+                        tool_calls=tuple(
+                            {"id": c.id, "name": c.name, "arguments": c.arguments}
+                            for c in assistant.tool_calls
+                        ),
+                    )
+                )
+                if not assistant.tool_calls:
+                    end = TurnEnded(reason="completed", steps=steps)
+                    break
+                if steps >= self.agent.config.max_steps:
+                    self._commit(
+                        [
+                            _error_message(
+                                c.id,
+                                MaxStepsReached.code,
+                                f"the turn reached max_steps ({steps}) before this call ran",
+                            )
+                            for c in assistant.tool_calls
+                        ]
+                    )
+                    end = TurnEnded(reason="max_steps", steps=steps)
+                    break
+                if await self._run_calls(assistant.tool_calls, signal, emit):
+                    end = TurnEnded(reason="cancelled", steps=steps)
+                    break
+        except RawError as exc:
+            end = TurnEnded(reason="error", steps=steps, error=exc.to_dict())
+        try:
+            self._writer.end_turn()
+        except RawError as exc:
+            if end.error is None:
+                end = TurnEnded(reason="error", steps=steps, error=exc.to_dict())
+        emit(end)
+        return end
+
+    def _messages(self) -> tuple[Message, ...]:
+        context = tuple(self._context)
+        if not self._has_placeholders:
+            return context
+        return tuple(self._fill(m) if isinstance(m, ToolResultMessage) else m for m in context)
+
+    def _fill(self, message: ToolResultMessage) -> ToolResultMessage:
+        blocks: list[Any] = []
+        for block in message.content:
+            if isinstance(block, VarPlaceholder):
+                value = (
+                    self._resolve_var(block.name)
+                    if self._resolve_var is not None
+                    else f"[the value of {block.name} is not available]"
+                )
+                blocks.append(TextBlock(text=value))
+            else:
+                blocks.append(block)
+        return attrs.evolve(message, content=tuple(blocks))
+
+    async def _request(
+        self, step: int, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
+    ) -> AssistantMessage | None:
+        """One inference request; ``None`` when the turn was cancelled during it."""
+        request = ModelRequest(
+            system=self.agent.config.system,
+            tools=self._tools,
+            messages=self._messages(),
+            cache_key=self._cache_key,
+        )
+        draft = _Draft()
+        with signal.cancel_scope() as scope:
+            stream = self.provider.stream(request)
+            try:
+                async for event in stream:
+                    self._take(draft, event, step, emit)
+            except ProviderError:
+                raise
+            except Exception as exc:
+                raise ProviderFailed(
+                    f"the provider failed: {type(exc).__name__}: {exc}", provider=self.provider.name
+                ) from exc
+            finally:
+                close = getattr(stream, "aclose", None)
+                if close is not None:
+                    with anyio.CancelScope(shield=True):
+                        await close()
+        if scope.cancelled_caught:
+            return None
+        return draft.message(step)
+
+    @staticmethod
+    def _take(draft: _Draft, event: Any, step: int, emit: Callable[[LoopEvent], None]) -> None:
+        if isinstance(event, ProviderText):
+            draft.text.append(event.text)
+            emit(TextDelta(text=event.text, step=step))
+        elif isinstance(event, ToolCallStart):
+            draft.calls[event.index] = [event.id, event.name, [], False]
+        elif isinstance(event, ToolCallDelta):
+            if event.index not in draft.calls:
+                raise ProviderFailed(f"arguments for tool call {event.index}, which never started")
+            draft.calls[event.index][2].append(event.arguments)
+        elif isinstance(event, ToolCallEnd):
+            if event.index not in draft.calls:
+                raise ProviderFailed(f"tool call {event.index} ended but never started")
+            draft.calls[event.index][3] = True
+        elif isinstance(event, PartEvent):
+            draft.parts.append(event.part)
+        elif isinstance(event, UsageEvent):
+            emit(
+                Usage(
+                    input_tokens=event.input_tokens,
+                    output_tokens=event.output_tokens,
+                    cache_read_tokens=event.cache_read_tokens,
+                    cache_write_tokens=event.cache_write_tokens,
+                    step=step,
+                )
+            )
+        elif isinstance(event, StopEvent):
+            draft.stop = event.reason
+        else:
+            raise ProviderFailed(f"unknown provider event {type(event).__name__}")
+
+    async def _run_calls(
+        self,
+        calls: Sequence[ToolCall],
+        signal: CancellationSignal,
+        emit: Callable[[LoopEvent], None],
+    ) -> bool:
+        """Run the calls in order; return whether the turn was cancelled."""
+        for index, call in enumerate(calls):
+            if signal.cancelled:
+                self._cancel_rest(calls[index:])
+                return True
+            emit(ToolCallStarted(tool_call_id=call.id, name=call.name, arguments=call.arguments))
+            result = await self.dispatcher.dispatch(
+                DispatchCall(id=call.id, name=call.name, arguments=call.arguments), signal=signal
+            )
+            self._commit([_result_message(call.id, result)])
+            emit(
+                ToolCallFinished(
+                    tool_call_id=call.id,
+                    name=call.name,
+                    status=result.status,
+                    code=result.code,
+                    effects=thaw(result.effects),
+                    content=tuple(thaw(result.content)),
+                    full_content=tuple(thaw(result.full_content)),
+                )
+            )
+            if result.code == Cancelled.code:
+                self._cancel_rest(calls[index + 1 :])
+                return True
+        return False
+
+    def _cancel_rest(self, calls: Sequence[ToolCall]) -> None:
+        self._commit(
+            [
+                _error_message(c.id, Cancelled.code, "the turn was cancelled before this call ran")
+                for c in calls
+            ]
+        )
+
+
+class Runtime:
+    """Runs sessions: one store and one plug-in host, any number of sessions at once (each
+    session one turn at a time)."""
+
+    def __init__(self, store: SessionStore, *, host: PluginHost | None = None) -> None:
+        self.store = store
+        self.host = host
+
+    @asynccontextmanager
+    async def open_session(
+        self,
+        agent: Agent,
+        provider: Provider,
+        *,
+        session_id: str | None = None,
+        title: str = "",
+        cwd: str | os.PathLike[str] | None = None,
+        approval: ApprovalCallback | None = None,
+        resolve_var: VarResolver | None = None,
+        max_output_bytes: int | None = None,
+        wait: float | None = None,
+    ) -> AsyncIterator[Session]:
+        """Start a session (``session_id`` None) or resume one, holding its write lock for
+        the block. Raises ``session_locked`` when another writer holds it, and
+        ``session_not_found`` for an unknown id."""
+        if session_id is None:
+            session_id = self.store.create(title).id
+        writer = self.store.open_writer(session_id, wait=wait)
+        try:
+            dispatcher = Dispatcher(
+                agent.registry,
+                agent.policy,
+                host=self.host,
+                approval=approval,
+                cwd=cwd,
+                max_output_bytes=max_output_bytes or agent.config.max_output_bytes,
+            )
+            definitions = (
+                describe_definitions(agent.definitions(), self.host)
+                if self.host is not None
+                else agent.definitions()
+            )
+            tools = [
+                ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
+                for d in definitions
+            ]
+            session = Session(
+                agent=agent,
+                provider=provider,
+                writer=writer,
+                dispatcher=dispatcher,
+                host=self.host,
+                tools=tools,
+                resolve_var=resolve_var,
+            )
+            session._prepare()
+            yield session
+        finally:
+            writer.close()

@@ -1,0 +1,272 @@
+"""The loop's session API: resuming (after a crash too), runtime changes, streaming events,
+the replay provider, and plug-ins observing events."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raw_core import hookimpl
+from raw_core.agent import Agent, load_agent
+from raw_core.config import load_config
+from raw_core.errors import ConfigInvalid, SessionLocked
+from raw_core.events import LoopEvent
+from raw_core.loop import Runtime
+from raw_core.plugins import PluginHost
+from raw_core.scripted import ReplayProvider, Reply, ScriptedProvider
+from raw_core.store import AssistantMessage, SessionStore, ToolResultMessage, UserMessage
+
+pytestmark = pytest.mark.anyio
+
+ECHO = (
+    "async def handler(args, context):\n"
+    "    return {'content': [{'type': 'text', 'text': args.get('text', '')}]}\n"
+)
+SLOW = "import time\ndef handler(args, context):\n    time.sleep(60)\n    return {'content': []}\n"
+SCHEMA = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}},
+    "additionalProperties": False,
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def write_config(root: Path, make_tool: Any, use: list[str], description: str = "Echo.") -> Path:
+    make_tool("echo", root=root / "tools", code=ECHO, input_schema=SCHEMA, description=description)
+    make_tool("slow", root=root / "tools", code=SLOW, input_schema=SCHEMA)
+    make_tool("other", root=root / "tools", code=ECHO, input_schema=SCHEMA)
+    path = root / "raw.json"
+    path.write_text(json.dumps({"agents": {"a": {"tools": {"use": use}}}}))
+    return path
+
+
+@pytest.fixture
+def agent(tmp_path: Path, make_tool: Any) -> Agent:
+    path = write_config(tmp_path, make_tool, ["agent/echo", "agent/slow"])
+    return load_agent(load_config(path), host=PluginHost())
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SessionStore]:
+    with SessionStore.open(tmp_path / "state") as opened:
+        yield opened
+
+
+async def test_a_resumed_session_continues_its_history(store: SessionStore, agent: Agent) -> None:
+    runtime = Runtime(store)
+    async with runtime.open_session(agent, ScriptedProvider([Reply(text="one")])) as first:
+        await first.run_turn("hello")
+    provider = ScriptedProvider([Reply(text="two")])
+    async with runtime.open_session(agent, provider, session_id=first.id) as again:
+        assert again.id == first.id
+        await again.run_turn("again")
+    messages = provider.requests[0].messages
+    assert [type(m) for m in messages] == [UserMessage, AssistantMessage, UserMessage]
+
+
+async def test_a_session_has_one_writer(store: SessionStore, agent: Agent) -> None:
+    runtime = Runtime(store)
+    async with runtime.open_session(agent, ScriptedProvider([])) as session:
+        with pytest.raises(SessionLocked):
+            async with runtime.open_session(agent, ScriptedProvider([]), session_id=session.id):
+                pass
+
+
+async def test_changed_tools_change_the_cache_key_once_and_say_so(
+    tmp_path: Path, make_tool: Any, store: SessionStore
+) -> None:
+    before = load_agent(
+        load_config(write_config(tmp_path, make_tool, ["agent/echo"])), host=PluginHost()
+    )
+    runtime = Runtime(store)
+    provider = ScriptedProvider([Reply(text="a"), Reply(text="b"), Reply(text="c")])
+    async with runtime.open_session(before, provider) as session:
+        await session.run_turn("first")
+    after_path = write_config(
+        tmp_path / "v2",
+        make_tool,
+        ["agent/echo", "agent/other"],
+        description="Echo, better described.",
+    )
+    after = load_agent(load_config(after_path), host=PluginHost())
+    events: list[LoopEvent] = []
+    async with runtime.open_session(after, provider, session_id=session.id) as resumed:
+        await resumed.run_turn("second", on_event=events.append)
+        await resumed.run_turn("third", on_event=events.append)
+    keys = [r.cache_key for r in provider.requests]
+    assert keys[0] != keys[1] == keys[2]
+    changes = [e.to_dict() for e in events if e.to_dict()["type"] == "runtime_changed"]
+    assert changes == [
+        {
+            "type": "runtime_changed",
+            "session_id": session.id,
+            "added": ["other"],
+            "removed": [],
+            "changed": ["echo"],
+        }
+    ]
+    # committed history is never rewritten to match the change
+    first_turn = (*provider.requests[0].messages, AssistantMessage(text="a"))
+    assert provider.requests[1].messages[:2] == first_turn
+
+
+async def test_stream_turn_yields_every_event_then_ends(store: SessionStore, agent: Agent) -> None:
+    provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "x"}),)), Reply(text="done")])
+    async with (
+        Runtime(store).open_session(agent, provider) as session,
+        session.stream_turn("go") as events,
+    ):
+        kinds = [event.to_dict()["type"] async for event in events]
+    assert kinds[0] == "turn_started"
+    assert kinds[-1] == "turn_ended"
+    assert kinds.count("tool_call_finished") == 1
+
+
+async def test_plugins_observe_turn_events(store: SessionStore, agent: Agent) -> None:
+    seen: list[dict[str, Any]] = []
+
+    class Observer:
+        @hookimpl
+        def raw_session_event(self, event: dict[str, Any]) -> None:
+            seen.append(event)
+
+    host = PluginHost()
+    host.register(Observer(), name="observer")
+    async with Runtime(store, host=host).open_session(
+        agent, ScriptedProvider([Reply(text="hi")])
+    ) as session:
+        await session.run_turn("go")
+    assert [e["type"] for e in seen] == [
+        "turn_started",
+        "text_delta",
+        "assistant_committed",
+        "turn_ended",
+    ]
+
+
+async def test_replay_provider_plays_a_recording(
+    tmp_path: Path, store: SessionStore, agent: Agent
+) -> None:
+    recording = tmp_path / "demo.jsonl"
+    recording.write_text(
+        json.dumps(
+            {
+                "text": "Echoing.",
+                "tool_calls": [{"name": "echo", "arguments": {"text": "from the recording"}}],
+            }
+        )
+        + "\n"
+        + json.dumps({"text": "All done."})
+        + "\n"
+    )
+    provider = ReplayProvider.from_file(recording)
+    events: list[LoopEvent] = []
+    async with Runtime(store).open_session(agent, provider) as session:
+        end = await session.run_turn("go", on_event=events.append)
+    assert end.reason == "completed"
+    finished = [e.to_dict() for e in events if e.to_dict()["type"] == "tool_call_finished"]
+    assert finished[0]["content"] == [{"type": "text", "text": "from the recording"}]
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        pytest.param("{not json", "$", id="not-json"),
+        pytest.param('{"text": 1}', "$.text", id="text-number"),
+        pytest.param('{"txt": "a"}', "$.txt", id="unknown-field"),
+        pytest.param('{"tool_calls": [{"name": "x"}]}', "$.tool_calls[0]", id="call-shape"),
+    ],
+)
+def test_a_malformed_recording_names_its_line(tmp_path: Path, line: str, field: str) -> None:
+    recording = tmp_path / "bad.jsonl"
+    recording.write_text('{"text": "fine"}\n' + line + "\n")
+    with pytest.raises(ConfigInvalid) as caught:
+        ReplayProvider.from_file(recording)
+    assert caught.value.context["line"] == 2
+    assert caught.value.field == field
+
+
+KILLED_TURN = """
+import anyio, json, sys
+from raw_core.agent import load_agent
+from raw_core.config import load_config
+from raw_core.loop import Runtime
+from raw_core.plugins import PluginHost
+from raw_core.scripted import Reply, ScriptedProvider
+from raw_core.store import SessionStore
+
+root = sys.argv[1]
+agent = load_agent(load_config(root + "/raw.json"), host=PluginHost())
+provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "first"}),
+                                               ("slow", {}), ("echo", {"text": "third"})))])
+
+def on_event(event):
+    data = event.to_dict()
+    if data["type"] == "tool_call_started" and data["name"] == "slow":
+        print(session.id, flush=True)  # the first result is committed by now
+
+async def main():
+    global session
+    with SessionStore.open(root + "/state") as store:
+        async with Runtime(store).open_session(agent, provider) as session:
+            await session.run_turn("go", on_event=on_event)
+
+anyio.run(main)
+"""
+
+
+def kill_during_second_call(root: Path) -> str:
+    """Run KILLED_TURN in a process, SIGKILL it once its second call started; its session."""
+    script = root / "turn.py"
+    script.write_text(textwrap.dedent(KILLED_TURN))
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(root)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    session_id = child.stdout.readline().strip()
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    child.stdout.close()
+    return session_id
+
+
+@pytest.mark.parametrize("attempt", range(3))
+async def test_a_turn_killed_between_tool_calls_resumes_with_a_valid_transcript(
+    tmp_path: Path, make_tool: Any, attempt: int
+) -> None:
+    write_config(tmp_path, make_tool, ["agent/echo", "agent/slow"])
+    session_id = kill_during_second_call(tmp_path)
+    agent = load_agent(load_config(tmp_path / "raw.json"), host=PluginHost())
+    provider = ScriptedProvider([Reply(text="picking up")])
+    with SessionStore.open(tmp_path / "state") as store:
+        async with Runtime(store).open_session(agent, provider, session_id=session_id) as session:
+            end = await session.run_turn("continue")
+        messages = provider.requests[0].messages
+    assert end.reason == "completed"
+    assert [type(m) for m in messages] == [
+        UserMessage,
+        AssistantMessage,
+        ToolResultMessage,
+        ToolResultMessage,
+        ToolResultMessage,
+        UserMessage,
+    ]
+    results = [m for m in messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_call_id, r.status, r.error_code) for r in results] == [
+        ("call_1", "ok", None),
+        ("call_2", "error", "cancelled"),
+        ("call_3", "error", "cancelled"),
+    ]
