@@ -112,3 +112,35 @@ def test_hosts_are_independent() -> None:
     first, second = PluginHost(), PluginHost()
     first.register(SimpleNamespace(), name="acme")
     assert second.plugin_names() == []
+
+
+def test_providers_are_collected_by_name_and_clashes_refused(host: PluginHost) -> None:
+    from raw_core.provider import ProviderRecord
+
+    def factory(model: Any, api_key: str | None = None) -> Any:
+        return None
+
+    class Ships:
+        def __init__(self, *records: Any) -> None:
+            self.records = records
+
+        @hookimpl
+        def raw_register_providers(self) -> list[Any]:
+            return list(self.records)
+
+    host.register(Ships(ProviderRecord(name="echo", factory=factory)), name="one")
+    assert list(host.providers()) == ["echo"]
+    host.register(Ships(ProviderRecord(name="echo", factory=factory)), name="two")
+    with pytest.raises(PluginConflict, match="'one' and 'two'"):
+        host.providers()
+
+
+def test_provider_records_must_be_records(host: PluginHost) -> None:
+    class Bad:
+        @hookimpl
+        def raw_register_providers(self) -> list[Any]:
+            return ["openai"]
+
+    host.register(Bad(), name="bad")
+    with pytest.raises(PluginInvalid, match="ProviderRecord"):
+        host.providers()

@@ -27,6 +27,7 @@ __all__ = [
     "AgentConfig",
     "Config",
     "ModelConfig",
+    "SecretRef",
     "Predicate",
     "Rule",
     "ToolsConfig",
@@ -87,12 +88,43 @@ class ToolsConfig:
 
 
 @attrs.frozen(kw_only=True)
+class SecretRef:
+    """Where a credential comes from: an environment variable (``{"env": "NAME"}``) or a
+    config variable (``{"var": "NAME"}``). The value itself is never written in the config,
+    the session store, logs or history."""
+
+    env: str | None = None
+    var: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if (self.env is None) == (self.var is None):
+            raise ValueError('expected exactly one of "env" and "var"')
+
+
+def _temperature(_instance: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None and not 0 <= value <= 2:
+        raise FieldValueError(attribute.name, f"expected a number from 0 to 2, found {value}")
+
+
+def _optional_positive(_instance: Any, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and value < 1:
+        raise FieldValueError(attribute.name, f"expected a positive integer, found {value}")
+
+
+@attrs.frozen(kw_only=True)
 class ModelConfig:
-    """A model definition; ``provider`` names a provider plug-in."""
+    """A model definition. ``provider`` names a provider (``openai``, ``anthropic``, or one
+    a plug-in registers); ``api`` picks the OpenAI API (``chat`` completions, the default,
+    or ``responses``); ``vision`` says the model accepts images."""
 
     provider: str
     model: str
     base_url: str | None = None
+    api_key: SecretRef | None = None
+    api: Literal["chat", "responses"] | None = None
+    max_tokens: int | None = attrs.field(default=None, validator=_optional_positive)
+    temperature: float | None = attrs.field(default=None, validator=_temperature)
+    vision: bool = False
 
 
 @attrs.frozen(kw_only=True)

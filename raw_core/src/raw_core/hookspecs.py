@@ -50,10 +50,19 @@ def raw_register_tools() -> list[Any]:  # type: ignore[empty-body]
 
 @hookspec
 def raw_register_providers() -> list[Any]:  # type: ignore[empty-body]
-    """Return the model providers this plug-in ships, as provider records.
+    """Return the model providers this plug-in ships, as a list of
+    :class:`raw_core.provider.ProviderRecord` (a name and a factory).
 
-    The provider protocol arrives with raw's agent loop; until then raw calls no
-    implementation of this hook.
+    The factory is called as ``factory(model, api_key=...)`` with the model's
+    :class:`raw_core.config.ModelConfig` and its resolved credential (or None), and returns a
+    :class:`raw_core.provider.Provider`. Import SDKs inside the factory, not at module level,
+    so discovering plug-ins stays fast. Two plug-ins registering one name is an error.
+
+    Example::
+
+        @hookimpl
+        def raw_register_providers():
+            return [ProviderRecord(name="echo", factory=make_echo_provider)]
     """
 
 

@@ -48,6 +48,7 @@ class PluginHost:
         self._manager.add_hookspecs(hookspecs)
         self._origins: dict[str, str] = {}
         self._tool_folders: dict[str, dict[str, ToolFolder]] | None = None
+        self._providers: dict[str, Any] | None = None
 
     @property
     def hook(self) -> Any:
@@ -101,6 +102,7 @@ class PluginHost:
             )
         self._origins[name] = where
         self._tool_folders = None
+        self._providers = None
 
     def _unknown_hooks(self, plugin: object) -> list[str]:
         """Hook implementations of ``plugin`` that match no raw hookspec (typos)."""
@@ -133,6 +135,13 @@ class PluginHost:
                     plugin=entry_point.name,
                 ) from exc
             self.register(plugin, name=entry_point.name, origin=origin)
+
+    def providers(self) -> dict[str, Any]:
+        """Provider name → :class:`raw_core.provider.ProviderRecord`, from every
+        ``raw_register_providers`` hook; two plug-ins registering one name is an error."""
+        if self._providers is None:
+            self._providers = _provider_records(self)
+        return self._providers
 
     def tool_folders(self) -> dict[str, dict[str, ToolFolder]]:
         """Plug-in name → tool name → folder, from every ``raw_register_tools`` hook.
@@ -175,6 +184,38 @@ class PluginHost:
             result[name] = tools
         self._tool_folders = result
         return result
+
+
+def _provider_records(host: PluginHost) -> dict[str, Any]:
+    from raw_core.provider import ProviderRecord
+
+    found: dict[str, Any] = {}
+    owners: dict[str, str] = {}
+    for impl in host.manager.hook.raw_register_providers.get_hookimpls():
+        name = impl.plugin_name
+        try:
+            records: Any = impl.function()
+        except Exception as exc:
+            raise PluginInvalid(
+                f"plug-in {name!r}: raw_register_providers raised {type(exc).__name__}: {exc}",
+                plugin=name,
+            ) from exc
+        for record in records or []:
+            if not isinstance(record, ProviderRecord):
+                raise PluginInvalid(
+                    f"plug-in {name!r}: raw_register_providers must return ProviderRecord"
+                    f" records, found {type(record).__name__}",
+                    plugin=name,
+                )
+            if record.name in found:
+                raise PluginConflict(
+                    f"two plug-ins register a provider named {record.name!r}:"
+                    f" {owners[record.name]!r} and {name!r}",
+                    plugin=name,
+                )
+            found[record.name] = record
+            owners[record.name] = name
+    return found
 
 
 def _distribution(entry_point: importlib.metadata.EntryPoint) -> str:
