@@ -33,6 +33,9 @@ PACKAGES = [
     "raw_core.provider",
     "raw_core.scripted",
     "raw_core.events",
+    "raw_core.skills",
+    "raw_core.variables",
+    "raw_core.discovery",
 ]
 
 

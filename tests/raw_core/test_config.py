@@ -220,6 +220,131 @@ BAD = [
 ]
 
 
+VAR = {"description": "d", "from": {"env": "E"}}
+BAD += [
+    pytest.param(
+        {"agents": {"a": agent()}, "vars": {"K": {"from": {"env": "E"}}}},
+        "$.vars.K.description",
+        "required field",
+        id="var-description-missing",
+    ),
+    pytest.param(
+        {"agents": {"a": agent()}, "vars": {"K": {"description": "d", "from": {}}}},
+        "$.vars.K.from",
+        'exactly one of "env", "file" and "command"',
+        id="var-no-source",
+    ),
+    pytest.param(
+        {
+            "agents": {"a": agent()},
+            "vars": {"K": {"description": "d", "from": {"env": "E", "file": "f"}}},
+        },
+        "$.vars.K.from",
+        "exactly one",
+        id="var-two-sources",
+    ),
+    pytest.param(
+        {"agents": {"a": agent()}, "vars": {"K": {"description": "d", "from": {"command": []}}}},
+        "$.vars.K.from.command",
+        "non-empty",
+        id="var-empty-command",
+    ),
+    pytest.param(
+        {
+            "agents": {"a": agent()},
+            "vars": {"K": {"description": "d", "from": {"command": "ls -l"}}},
+        },
+        "$.vars.K.from.command",
+        "expected an array",
+        id="var-command-string",
+    ),
+    pytest.param(
+        {
+            "agents": {"a": agent()},
+            "vars": {"K": {"description": "d", "from": {"env": "E", "timeout_ms": 5}}},
+        },
+        "$.vars.K.from.timeout_ms",
+        "command only",
+        id="var-timeout-without-command",
+    ),
+    pytest.param(
+        {"agents": {"a": agent()}, "vars": {"K": {**VAR, "secret": True}}},
+        "$.vars.K.secret",
+        "unknown field",
+        id="var-unknown-field",
+    ),
+    pytest.param(
+        {"agents": {"a": agent()}, "vars": {"9K": VAR}},
+        "$.vars['9K']",
+        "variable name",
+        id="var-bad-name",
+    ),
+    pytest.param(
+        {"agents": {"a": agent(vars={"use": ["NOPE"]})}},
+        "$.agents.a.vars.use[0]",
+        "not defined in vars",
+        id="agent-var-undefined",
+    ),
+    pytest.param(
+        {"agents": {"a": agent(vars={"use": ["K", "K"]})}, "vars": {"K": VAR}},
+        "$.agents.a.vars.use[1]",
+        "selected twice",
+        id="agent-var-twice",
+    ),
+    pytest.param(
+        {"agents": {"a": agent(skills={"use": ["x", "x"]})}},
+        "$.agents.a.skills.use[1]",
+        "selected twice",
+        id="agent-skill-twice",
+    ),
+    pytest.param(
+        {"agents": {"a": agent(skills=["x"])}},
+        "$.agents.a.skills",
+        "expected an object",
+        id="agent-skills-array",
+    ),
+    pytest.param(
+        {"agents": {"a": agent()}, "skills": {"paths": "skills"}},
+        "$.skills.paths",
+        "expected an array",
+        id="skills-paths-string",
+    ),
+    pytest.param(
+        {"agents": {"a": agent()}, "sessions": {"expire_after_days": -1}},
+        "$.sessions.expire_after_days",
+        "positive",
+        id="expiry-negative",
+    ),
+    pytest.param(
+        {
+            "agents": {"a": agent()},
+            "models": {"m": {"provider": "openai", "model": "x", "api_key": {"var": "MISSING"}}},
+        },
+        "$.models.m.api_key.var",
+        "not defined in vars",
+        id="model-key-var-undefined",
+    ),
+    pytest.param(
+        {
+            "agents": {"a": agent()},
+            "models": {"m": {"provider": "openai", "model": "x", "api_key": "sk-123"}},
+        },
+        "$.models.m.api_key",
+        "expected an object",
+        id="model-key-literal",
+    ),
+    pytest.param(
+        {
+            "agents": {"a": agent()},
+            "models": {"m": {"provider": "openai", "model": "x", "temperature": 9}},
+        },
+        "$.models.m.temperature",
+        "from 0 to 2",
+        id="model-temperature",
+    ),
+]
+
+
 @pytest.mark.parametrize(("document", "path", "fragment"), BAD)
 def test_each_bad_field_is_named_by_its_path(document: Any, path: str, fragment: str) -> None:
     with pytest.raises(ConfigInvalid) as caught:
@@ -268,3 +393,97 @@ def test_loaded_config_knows_its_directory(tmp_path: Path) -> None:
     path = tmp_path / "raw.json"
     path.write_text(config())
     assert load_config(path).directory == tmp_path
+
+
+def test_every_shape_problem_is_reported_at_once() -> None:
+    document = {
+        "agents": {
+            "a": {"tools": {"use": [3]}, "color": 1},
+            "b": {"tools": {"use": []}, "max_steps": "5"},
+        },
+        "vars": {"K": {"description": 5, "from": {"env": "E"}}},
+    }
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(json.dumps(document))
+    paths = sorted(p["path"] for p in caught.value.context["problems"])
+    assert paths == [
+        "$.agents.a.color",
+        "$.agents.a.tools.use[0]",
+        "$.agents.b.max_steps",
+        "$.vars.K.description",
+    ]
+
+
+def test_every_value_problem_is_reported_at_once() -> None:
+    document = {
+        "agents": {"a": {"tools": {"use": ["bad id"]}, "max_steps": 0, "max_output_bytes": -1}},
+        "models": {"m": {"provider": "p", "model": "x", "temperature": 5, "max_tokens": 0}},
+        "sessions": {"expire_after_days": 0},
+    }
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(json.dumps(document))
+    paths = sorted(p["path"] for p in caught.value.context["problems"])
+    assert paths == [
+        "$.agents.a.max_output_bytes",
+        "$.agents.a.max_steps",
+        "$.agents.a.tools.use[0]",
+        "$.models.m.max_tokens",
+        "$.models.m.temperature",
+        "$.sessions.expire_after_days",
+    ]
+
+
+def test_references_are_all_reported_once_the_shape_is_right() -> None:
+    document = {
+        "default_agent": "z",
+        "agents": {"a": agent(model="ghost"), "b": agent(vars={"use": ["V"]})},
+    }
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(json.dumps(document))
+    assert [p["path"] for p in caught.value.context["problems"]] == [
+        "$.default_agent",
+        "$.agents.a.model",
+        "$.agents.b.vars.use[0]",
+    ]
+
+
+def test_the_full_skeleton_parses() -> None:
+    parsed = parse_config(
+        json.dumps(
+            {
+                "default_agent": "coder",
+                "models": {
+                    "local": {
+                        "provider": "openai",
+                        "model": "qwen3-coder",
+                        "base_url": "http://127.0.0.1:8080/v1",
+                        "api_key": {"var": "LOCAL_KEY"},
+                    }
+                },
+                "vars": {
+                    "LOCAL_KEY": {
+                        "description": "key for the local server",
+                        "from": {"env": "LOCAL_KEY"},
+                    }
+                },
+                "skills": {"paths": ["skills"]},
+                "sessions": {"expire_after_days": 30},
+                "agents": {
+                    "coder": {
+                        "model": "local",
+                        "system": "You are careful.",
+                        "max_steps": 50,
+                        "max_output_bytes": 8192,
+                        "tools": {"use": ["builtin/read_file"], "rules": []},
+                        "skills": {"use": []},
+                        "vars": {"use": ["LOCAL_KEY"]},
+                    }
+                },
+            }
+        )
+    )
+    assert parsed.models["local"].api_key is not None
+    assert parsed.models["local"].api_key.var == "LOCAL_KEY"
+    assert parsed.vars["LOCAL_KEY"].source.env == "LOCAL_KEY"
+    assert parsed.sessions.expire_after_days == 30
+    assert parsed.skills.paths == ("skills",)

@@ -25,10 +25,13 @@ if TYPE_CHECKING:
         ModelConfig,
         Predicate,
         Rule,
+        SecretRef,
         ToolsConfig,
+        VarDefinition,
         load_config,
         parse_config,
     )
+    from raw_core.discovery import find_config
     from raw_core.dispatch import Dispatcher
     from raw_core.errors import RawError
     from raw_core.frozen import FrozenDict, freeze, thaw
@@ -43,11 +46,19 @@ if TYPE_CHECKING:
     from raw_core.registry import Registry, ToolDefinition, ToolSources, user_tools_dir
     from raw_core.results import BatchResult, ToolResult
     from raw_core.scripted import ReplayProvider, Reply, ScriptedProvider
+    from raw_core.skills import Skill, SkillService
     from raw_core.store import AsyncSessionStore, SessionStore
+    from raw_core.variables import VarService
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "VarService": "raw_core.variables",
+    "SkillService": "raw_core.skills",
+    "Skill": "raw_core.skills",
+    "find_config": "raw_core.discovery",
+    "VarDefinition": "raw_core.config",
+    "SecretRef": "raw_core.config",
     "Runtime": "raw_core.loop",
     "Session": "raw_core.loop",
     "ScriptedProvider": "raw_core.scripted",
@@ -145,8 +156,11 @@ __all__ = [
     "Rule",
     "Runtime",
     "ScriptedProvider",
+    "SecretRef",
     "Session",
     "SessionStore",
+    "Skill",
+    "SkillService",
     "ToolCall",
     "ToolContext",
     "ToolDefinition",
@@ -157,8 +171,11 @@ __all__ = [
     "ToolResult",
     "ToolSources",
     "ToolsConfig",
+    "VarDefinition",
+    "VarService",
     "Verdict",
     "__version__",
+    "find_config",
     "freeze",
     "hookimpl",
     "load_agent",

@@ -20,6 +20,7 @@ from cattrs.errors import (
     IterableValidationError,
     IterableValidationNote,
 )
+from cattrs.gen import make_dict_structure_fn
 
 __all__ = [
     "FieldProblem",
@@ -176,9 +177,26 @@ def _mapping_hook_factory(converter: cattrs.Converter) -> Any:
     return factory
 
 
+def _attrs_hook_factory(converter: cattrs.Converter) -> Any:
+    def factory(cls: Any) -> Any:
+        inner = make_dict_structure_fn(
+            cls, converter, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True
+        )
+
+        def hook(value: Any, type_: Any) -> Any:
+            if not isinstance(value, dict):
+                raise ValueError(f"expected an object, found {json_kind(value)}")
+            return inner(value, type_)
+
+        return hook
+
+    return factory
+
+
 def make_converter() -> cattrs.Converter:
     """A converter that rejects unknown keys and never coerces primitive types."""
     converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+    converter.register_structure_hook_factory(attrs.has, _attrs_hook_factory(converter))
     converter.register_structure_hook_factory(_is_string_mapping, _mapping_hook_factory(converter))
     converter.register_structure_hook_factory(_is_homogeneous_tuple, _tuple_hook_factory(converter))
     converter.register_structure_hook(str, _strict(str, "a string"))

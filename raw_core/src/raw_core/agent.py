@@ -1,4 +1,5 @@
-"""Resolve one agent of a config into its selected, loaded tools and its bound policy."""
+"""Resolve one agent of a config into its selected tools, bound policy, skills and
+variables — and nothing the agent does not select."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from raw_core.loader import LoadedTool, ToolLoader
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
 from raw_core.registry import Registry, ToolDefinition, ToolSources, user_tools_dir
+from raw_core.skills import SkillService, find_skills
+from raw_core.variables import VarService
 
 __all__ = ["Agent", "load_agent"]
 
@@ -35,6 +38,8 @@ class Agent:
     config: AgentConfig
     registry: Registry
     policy: Policy = attrs.field(default=attrs.Factory(_bind_policy, takes_self=True))
+    skills: SkillService = attrs.field(factory=lambda: SkillService([]))
+    vars: VarService = attrs.field(factory=lambda: VarService({}, ()))
 
     def definitions(self) -> list[ToolDefinition]:
         """What the model receives: the exposed tools, in ``tools.use`` order.
@@ -62,8 +67,9 @@ def load_agent(
     loader: ToolLoader | None = None,
     local_dir: Path | None = None,
 ) -> Agent:
-    """Resolve agent ``name`` (see :meth:`Config.resolve_agent`), load only its tools and
-    bind its rules to them.
+    """Resolve agent ``name`` (see :meth:`Config.resolve_agent`), load only its tools, bind
+    its rules to them, and read only its skills. Variables are not read here: their values
+    are read when first needed.
 
     A rule whose predicate cannot be bound to a tool its glob matches is a
     ``config_invalid`` naming the rule (``field`` ``$.agents.<name>.tools.rules[<i>]...``,
@@ -85,4 +91,18 @@ def load_agent(
     policy = Policy.bind(
         agent_config.tools.rules, registry.tools, field=f"$.agents.{agent_name}.tools.rules"
     )
-    return Agent(name=agent_name, config=agent_config, registry=registry, policy=policy)
+    skills = find_skills(
+        agent_config.skills.use,
+        config.skills.paths,
+        base_dir=directory,
+        field=f"$.agents.{agent_name}.skills.use",
+    )
+    variables = VarService(config.vars, agent_config.vars.use, base_dir=directory)
+    return Agent(
+        name=agent_name,
+        config=agent_config,
+        registry=registry,
+        policy=policy,
+        skills=SkillService(skills),
+        vars=variables,
+    )

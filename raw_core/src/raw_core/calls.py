@@ -98,7 +98,10 @@ class CancellationSignal:
 
 @attrs.frozen(kw_only=True)
 class ToolContext:
-    """What a handler and ``describe_effects`` receive beside the arguments."""
+    """What a handler and ``describe_effects`` receive beside the arguments: the session's
+    working directory, the call's id, identity and result cap, its cancellation signal, and
+    the agent's variables (:class:`raw_core.variables.VarService`) and skills
+    (:class:`raw_core.skills.SkillService`)."""
 
     cwd: str
     tool_call_id: str
@@ -106,6 +109,7 @@ class ToolContext:
     max_output_bytes: int
     signal: CancellationSignal
     vars: Any = None
+    skills: Any = None
 
 
 @attrs.frozen(kw_only=True)

@@ -43,10 +43,10 @@ from raw_core.errors import (
     ApprovalUnavailable,
     Cancelled,
     Denied,
-    DispatchError,
     EffectsInvalid,
     HandlerError,
     InvalidArguments,
+    RawError,
     Timeout,
     ToolError,
     ToolNotExposed,
@@ -121,8 +121,11 @@ class Dispatcher:
     """Runs tool calls for one agent's registry under its policy.
 
     ``approval`` is the async callback asked when a call needs approval; without one (a
-    non-interactive run) an ask ends as ``approval_unavailable``. ``observers`` receive a
-    detached copy of each finished call (as do plug-ins' ``raw_session_event`` hooks).
+    non-interactive run) an ask ends as ``approval_unavailable``. ``vars`` and ``skills``
+    are the agent's services, handed to tools in their context. A handler may raise any
+    :class:`~raw_core.errors.RawError`: the call then ends with that error's code.
+    ``observers`` receive a detached copy of each finished call (as do plug-ins'
+    ``raw_session_event`` hooks).
     """
 
     def __init__(
@@ -138,6 +141,8 @@ class Dispatcher:
         handler_timeout: float | None = DEFAULT_HANDLER_TIMEOUT,
         hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
         observers: Sequence[Callable[[dict[str, Any]], Any]] = (),
+        vars: Any = None,
+        skills: Any = None,
     ) -> None:
         self.registry = registry
         self.policy: PolicyView = policy if policy is not None else _AllowAll()
@@ -149,6 +154,8 @@ class Dispatcher:
         self.handler_timeout = handler_timeout
         self.hook_timeout = hook_timeout
         self.observers = tuple(observers)
+        self.vars = vars
+        self.skills = skills
 
     # --- the pipeline --------------------------------------------------------------------
 
@@ -172,6 +179,8 @@ class Dispatcher:
                 identity=tool.identity,
                 max_output_bytes=self.max_output_bytes,
                 signal=signal,
+                vars=self.vars,
+                skills=self.skills,
             )
             effects = self._effects(tool, arguments, context)
             info = CallInfo(
@@ -195,7 +204,7 @@ class Dispatcher:
             if verdict.decision == "ask":
                 await self._approve(info, verdict, signal)
             result = await self._run(tool, info, context, signal)
-        except DispatchError as error:
+        except RawError as error:  # DispatchError, or a RawError a handler raised
             result = ToolResult.from_error(error, effects=effects)
         if self.observers or self.host is not None:
             self._emit(call, tool, arguments, effects, result)
@@ -312,7 +321,7 @@ class Dispatcher:
                 if inspect.isawaitable(returned):
                     return await returned
                 return returned
-            except DispatchError:
+            except RawError:
                 raise
             except Exception as exc:
                 raise HandlerError(
@@ -405,7 +414,7 @@ def _wrap(
     async def wrapped() -> Any:
         try:
             return await middleware(info, inner)
-        except DispatchError:
+        except RawError:
             raise
         except Exception as exc:
             raise HandlerError(

@@ -15,7 +15,13 @@ The tree::
     │   └── ToolSelectedTwice         tool_selected_twice
     ├── ConfigError                   a config file cannot be used
     │   ├── ConfigNotFound            config_not_found
-    │   └── ConfigInvalid             config_invalid
+    │   ├── ConfigInvalid             config_invalid
+    │   ├── ConfigUntrusted           config_untrusted
+    │   └── ConfigExists              config_exists
+    ├── ResourceError                 a skill or variable the agent asked for is refused
+    │   ├── SkillNotSelected          skill_not_selected
+    │   ├── VarNotSelected            var_not_selected
+    │   └── VarUnavailable            var_unavailable
     ├── PluginError                   a plug-in cannot be loaded
     │   ├── PluginInvalid             plugin_invalid
     │   └── PluginConflict            plugin_conflict
@@ -66,8 +72,10 @@ __all__ = [
     "AuthFailed",
     "Cancelled",
     "ConfigError",
+    "ConfigExists",
     "ConfigInvalid",
     "ConfigNotFound",
+    "ConfigUntrusted",
     "ContextTooLong",
     "Denied",
     "DispatchError",
@@ -89,9 +97,11 @@ __all__ = [
     "ProviderUnavailable",
     "RateLimited",
     "RawError",
+    "ResourceError",
     "SelectionError",
     "SessionLocked",
     "SessionNotFound",
+    "SkillNotSelected",
     "StorageFull",
     "StoreCorrupt",
     "StoreError",
@@ -109,6 +119,8 @@ __all__ = [
     "ToolSourceUnavailable",
     "ToolUnknown",
     "TurnInProgress",
+    "VarNotSelected",
+    "VarUnavailable",
     "all_error_classes",
 ]
 
@@ -229,6 +241,46 @@ class ConfigInvalid(ConfigError):
     """The config file is not valid JSON, or a field breaks a rule."""
 
     code = "config_invalid"
+
+
+class ConfigUntrusted(ConfigError):
+    """A ``raw.json`` found in the working directory, in a folder the user has not trusted."""
+
+    code = "config_untrusted"
+
+
+class ConfigExists(ConfigError):
+    """``raw config init`` refuses to overwrite an existing file."""
+
+    code = "config_exists"
+
+
+# --- skills and variables ----------------------------------------------------------------
+
+
+class ResourceError(RawError):
+    """A skill or variable the agent asked for is refused."""
+
+    code = "resource_error"
+
+
+class SkillNotSelected(ResourceError):
+    """The agent did not select a skill of that name."""
+
+    code = "skill_not_selected"
+
+
+class VarNotSelected(ResourceError):
+    """The agent did not select a variable of that name."""
+
+    code = "var_not_selected"
+
+
+class VarUnavailable(ResourceError):
+    """A variable's value cannot be read: its environment variable is unset, its file is
+    missing, or its command failed or timed out."""
+
+    code = "var_unavailable"
 
 
 # --- plug-ins --------------------------------------------------------------------------

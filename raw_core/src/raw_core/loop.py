@@ -70,6 +70,7 @@ from raw_core.provider import (
 )
 from raw_core.provider import TextDelta as ProviderText
 from raw_core.results import ToolResult
+from raw_core.skills import SkillService
 from raw_core.store import (
     AssistantMessage,
     ImageBlock,
@@ -90,7 +91,8 @@ __all__ = ["Runtime", "Session", "VarResolver"]
 logger = logging.getLogger("raw_core.loop")
 
 VarResolver = Callable[[str], str]
-"""Gives a variable's value by name when a request is built (values never reach the store)."""
+"""Gives a variable's value by name when a request is built (values never reach the store).
+By default the agent's :class:`~raw_core.variables.VarService` reads it."""
 
 _INTERRUPTED = (
     "raw stopped before this call finished (the process ended during the turn);"
@@ -178,6 +180,7 @@ class Session:
         host: PluginHost | None,
         tools: Sequence[ModelTool],
         resolve_var: VarResolver | None,
+        skills: SkillService,
     ) -> None:
         self.agent = agent
         self.provider = provider
@@ -186,7 +189,8 @@ class Session:
         self._host = host
         self._tools = tuple(tools)
         self._cache_key = prompt_cache_key(agent.config.system, self._tools)
-        self._resolve_var = resolve_var
+        self._resolve_var = resolve_var if resolve_var is not None else agent.vars.read
+        self._skills = skills
         self._lock = anyio.Lock()
         self._signal: CancellationSignal | None = None
         self._pending_change: RuntimeChanged | None = None
@@ -240,8 +244,30 @@ class Session:
                     sorted(n for n in set(digests) & set(before) if digests[n] != before[n])
                 ),
             )
+        seen = state.get("skills_seen")
+        self._skills.seen = dict(seen) if isinstance(seen, dict) else {}
         if before != digests or state.get("cache_key") != self._cache_key:
             self._writer.set_state({**state, "tools": digests, "cache_key": self._cache_key})
+
+    def _save_skills_seen(self) -> None:
+        state = self._writer.state()
+        if state.get("skills_seen") != self._skills.seen:
+            self._writer.set_state({**state, "skills_seen": dict(self._skills.seen)})
+
+    def _user_message(self, prompt: str) -> UserMessage:
+        """The turn's one user message; it starts with a notice when a skill the model read
+        has changed since (the prompt-cache key does not change for that)."""
+        changed = self._skills.changed_since_read()
+        if not changed:
+            return UserMessage.from_text(prompt)
+        names = ", ".join(skill.name for skill in changed)
+        notice = (
+            f"[raw] The text of the skill{'s' if len(changed) > 1 else ''} {names} changed"
+            " since you loaded it. Load it again with load_skill before relying on it."
+        )
+        for skill in changed:
+            self._skills.seen[skill.name] = skill.digest
+        return UserMessage(content=(TextBlock(text=notice), TextBlock(text=prompt)))
 
     # --- a turn --------------------------------------------------------------------------
 
@@ -317,7 +343,7 @@ class Session:
         steps = 0
         end: TurnEnded
         try:
-            self._commit([UserMessage.from_text(prompt)])
+            self._commit([self._user_message(prompt)])
             while True:
                 if signal.cancelled:
                     end = TurnEnded(reason="cancelled", steps=steps)
@@ -360,6 +386,7 @@ class Session:
         except RawError as exc:
             end = TurnEnded(reason="error", steps=steps, error=exc.to_dict())
         try:
+            self._save_skills_seen()
             self._writer.end_turn()
         except RawError as exc:
             if end.error is None:
@@ -377,11 +404,10 @@ class Session:
         blocks: list[Any] = []
         for block in message.content:
             if isinstance(block, VarPlaceholder):
-                value = (
-                    self._resolve_var(block.name)
-                    if self._resolve_var is not None
-                    else f"[the value of {block.name} is not available]"
-                )
+                try:
+                    value = self._resolve_var(block.name)
+                except RawError as exc:
+                    value = f"[the value of {block.name} is not available: {exc.code}]"
                 blocks.append(TextBlock(text=value))
             else:
                 blocks.append(block)
@@ -520,6 +546,7 @@ class Runtime:
             session_id = self.store.create(title).id
         writer = self.store.open_writer(session_id, wait=wait)
         try:
+            skills = agent.skills.for_session()
             dispatcher = Dispatcher(
                 agent.registry,
                 agent.policy,
@@ -527,6 +554,8 @@ class Runtime:
                 approval=approval,
                 cwd=cwd,
                 max_output_bytes=max_output_bytes or agent.config.max_output_bytes,
+                vars=agent.vars,
+                skills=skills,
             )
             definitions = (
                 describe_definitions(agent.definitions(), self.host)
@@ -545,6 +574,7 @@ class Runtime:
                 host=self.host,
                 tools=tools,
                 resolve_var=resolve_var,
+                skills=skills,
             )
             session._prepare()
             yield session

@@ -9,13 +9,13 @@ receives: name, description and input schema of each selected tool, in order.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from raw_core.discovery import user_config_dir
 from raw_core.errors import (
     RawError,
     ToolNameConflict,
@@ -36,10 +36,7 @@ def user_tools_dir(environ: Mapping[str, str] | None = None) -> Path:
 
     An unset, empty or relative ``XDG_CONFIG_HOME`` is ignored, as the XDG spec says.
     """
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME", "")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
-    return root / "raw" / "tools"
+    return user_config_dir(environ) / "tools"
 
 
 @attrs.frozen(kw_only=True)

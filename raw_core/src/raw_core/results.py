@@ -5,8 +5,10 @@ A handler returns ``{"content": [blocks]}`` (optionally with ``"is_error": true`
 what the model receives, capped at ``max_output_bytes`` with a visible marker, and
 ``full_content`` keeps the uncapped output for the terminal. Blocks are text
 (``{"type": "text", "text"}``), JSON (``{"type": "json", "json"}``) or images
-(``{"type": "image", "media_type", "data"}`` with base64 data). The cap counts the UTF-8
-bytes of text and of JSON as serialized; images are not text and do not count.
+(``{"type": "image", "media_type", "data"}`` with base64 data), or a variable placeholder
+(``{"type": "var", "name"}``: the agent loop puts the variable's value in only when it builds
+a request, so the value is never stored). The cap counts the UTF-8 bytes of text and of JSON
+as serialized; images and placeholders do not count.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ class ToolResult:
     def text(self) -> str:
         """The model's view as plain text: text blocks and serialized JSON, joined."""
         return "\n".join(
-            _block_text(block) for block in self.content if block.get("type") != "image"
+            _block_text(block) for block in self.content if block.get("type") in ("text", "json")
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -113,6 +115,9 @@ def _check_block(block: Any, index: int) -> dict[str, Any]:
             json.dumps(block["json"], allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise HandlerError(f"{where}: the JSON block's value is not JSON: {exc}") from None
+    elif kind == "var":
+        if set(block) != {"type", "name"} or not isinstance(block["name"], str):
+            raise HandlerError(f'{where}: a variable block is {{"type": "var", "name": <name>}}')
     elif kind == "image":
         if (
             set(block) != {"type", "media_type", "data"}
@@ -124,7 +129,9 @@ def _check_block(block: Any, index: int) -> dict[str, Any]:
                 f' one of {sorted(IMAGE_MIME_TYPES)}, "data": <base64>}}'
             )
     else:
-        raise HandlerError(f"{where}: unknown block type {kind!r}; expected text, json or image")
+        raise HandlerError(
+            f"{where}: unknown block type {kind!r}; expected text, json, image or var"
+        )
     return dict(block)
 
 
@@ -168,14 +175,17 @@ def cap_blocks(blocks: Sequence[Block], max_bytes: int) -> tuple[tuple[Block, ..
     Returns ``(blocks, truncated)``. When cut, the kept text ends with a marker that says how
     much the model sees; JSON blocks that do not fit whole become text.
     """
-    sizes = [len(_block_text(b).encode("utf-8")) if b.get("type") != "image" else 0 for b in blocks]
+    sizes = [
+        len(_block_text(b).encode("utf-8")) if b.get("type") in ("text", "json") else 0
+        for b in blocks
+    ]
     total = sum(sizes)
     if total <= max_bytes:
         return tuple(blocks), False
     budget = max_bytes
     out: list[Block] = []
     for block, size in zip(blocks, sizes, strict=True):
-        if block.get("type") == "image":
+        if block.get("type") not in ("text", "json"):
             out.append(block)
         elif size <= budget:
             out.append(block)

@@ -12,6 +12,7 @@ import click
 
 from raw_core import __version__
 from raw_core.cli.call import call
+from raw_core.cli.config import config
 from raw_core.cli.policy import policy
 from raw_core.cli.tools import tools
 
@@ -27,6 +28,7 @@ def cli() -> None:
 tools.add_command(call)
 cli.add_command(tools)
 cli.add_command(policy)
+cli.add_command(config)
 
 
 def main() -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json, fail
-from raw_core.errors import RawError
+from raw_core.cli._config import config_option, load_cli_agent
+from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
 
 __all__ = ["call"]
 
@@ -27,13 +27,7 @@ def _show_request(request: Any) -> None:
 @click.command("call")
 @click.argument("identity")
 @click.argument("args_json")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The config file.",
-)
+@config_option
 @click.option(
     "--agent",
     "agent_name",
@@ -62,7 +56,7 @@ def _show_request(request: Any) -> None:
 def call(
     identity: str,
     args_json: str,
-    config_path: Path,
+    config_path: Path | None,
     agent_name: str | None,
     cwd: Path | None,
     answer: bool | None,
@@ -77,21 +71,12 @@ def call(
     """
     import anyio
 
-    from raw_core.agent import load_agent
     from raw_core.calls import ApprovalRequest, ToolCall
-    from raw_core.config import load_config
     from raw_core.dispatch import Dispatcher
     from raw_core.errors import ToolUnknown
-    from raw_core.plugins import PluginHost
     from raw_core.results import ToolResult
 
-    try:
-        config = load_config(config_path)
-        host = PluginHost()
-        host.load_entry_points()
-        agent = load_agent(config, agent_name, host=host)
-    except RawError as exc:
-        fail(exc, as_json=as_json)
+    _, host, agent = load_cli_agent(config_path, agent_name, as_json=as_json)
 
     async def ask(request: ApprovalRequest) -> bool:
         if answer is not None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from raw_core.cli._config import config_option, load_cli_agent
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, EXIT_USAGE, emit_json, fail
 from raw_core.errors import EffectsInvalid, InvalidArguments, RawError
 
@@ -42,18 +43,10 @@ class _EffectsContext:
         self.cwd = cwd
 
 
-def _load(config_path: Path, agent_name: str | None, *, as_json: bool) -> Agent:
-    from raw_core.agent import load_agent
-    from raw_core.config import load_config
-    from raw_core.plugins import PluginHost
-
-    try:
-        config = load_config(config_path)
-        host = PluginHost()
-        host.load_entry_points()
-        return load_agent(config, agent_name, host=host)
-    except RawError as exc:
-        fail(exc, as_json=as_json)
+def _load(config_path: Path | None, agent_name: str | None, *, as_json: bool) -> Agent:
+    _, _, agent = load_cli_agent(config_path, agent_name, as_json=as_json)
+    result: Agent = agent
+    return result
 
 
 def _arguments(tool: LoadedTool, text: str) -> Any:
@@ -116,13 +109,7 @@ def policy() -> None:
     """Explain and lint an agent's tools.rules."""
 
 
-_CONFIG = click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The config file.",
-)
+_CONFIG = config_option
 _AGENT = click.option(
     "--agent",
     "agent_name",
@@ -147,7 +134,7 @@ _AGENT = click.option(
 def explain(
     identity: str,
     args_json: str,
-    config_path: Path,
+    config_path: Path | None,
     agent_name: str | None,
     cwd: Path | None,
     as_json: bool,
@@ -210,7 +197,7 @@ def explain(
 @_CONFIG
 @_AGENT
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-def lint(config_path: Path, agent_name: str | None, as_json: bool) -> None:
+def lint(config_path: Path | None, agent_name: str | None, as_json: bool) -> None:
     """Find rules that match no selected tool or can never decide.
 
     Exits 0 when there is nothing to report, 1 when there are findings, 2 on a config or

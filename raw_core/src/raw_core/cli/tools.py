@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json, fail
+from raw_core.cli._config import config_option, load_cli_agent
+from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
 from raw_core.errors import RawError
 
 __all__ = ["tools"]
@@ -67,13 +68,7 @@ def check(paths: tuple[Path, ...], as_json: bool) -> None:
 
 
 @tools.command("list")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The config file.",
-)
+@config_option
 @click.option(
     "--agent",
     "agent_name",
@@ -81,23 +76,13 @@ def check(paths: tuple[Path, ...], as_json: bool) -> None:
     help="The agent (default: the only one, or default_agent).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-def list_tools(config_path: Path, agent_name: str | None, as_json: bool) -> None:
+def list_tools(config_path: Path | None, agent_name: str | None, as_json: bool) -> None:
     """List what the agent's model receives, in tools.use order.
 
     A tool hidden by an unconditional deny (its last matching rule) is left out: the model
     never receives its schema.
     """
-    from raw_core.agent import load_agent
-    from raw_core.config import load_config
-    from raw_core.plugins import PluginHost
-
-    try:
-        config = load_config(config_path)
-        host = PluginHost()
-        host.load_entry_points()
-        agent = load_agent(config, agent_name, host=host)
-    except RawError as exc:
-        fail(exc, as_json=as_json)
+    _, _, agent = load_cli_agent(config_path, agent_name, as_json=as_json)
     definitions = agent.definitions()
     if as_json:
         emit_json([d.to_dict() for d in definitions])

@@ -1,0 +1,176 @@
+"""``raw config``: create a starter config, validate one, trust a project folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from raw_core.cli._output import EXIT_OK, EXIT_USAGE, emit_json, fail
+from raw_core.errors import ConfigExists, RawError
+
+__all__ = ["STARTER_CONFIG", "config"]
+
+RM_RULE: dict[str, Any] = {
+    "match": "builtin/bash",
+    "effect": "ask",
+    "when": {
+        "source": "arguments",
+        "any": "commands[*].command",
+        "regex": "(^|[;&|()\\n])\\s*(sudo\\s+)?(/usr/bin/|/bin/)?rm(\\s|$)",
+    },
+}
+
+STARTER_CONFIG: dict[str, Any] = {
+    "default_agent": "coder",
+    "models": {
+        "default": {
+            "provider": "openai",
+            "model": "gpt-4.1-mini",
+            "api_key": {"var": "OPENAI_API_KEY"},
+        }
+    },
+    "vars": {
+        "OPENAI_API_KEY": {
+            "description": "The API key of the default model",
+            "from": {"env": "OPENAI_API_KEY"},
+        }
+    },
+    "skills": {"paths": ["skills"]},
+    "sessions": {"expire_after_days": 30},
+    "agents": {
+        "coder": {
+            "model": "default",
+            "system": "You are a careful coding agent. Read before you write, and say what"
+            " you changed.",
+            "max_steps": 50,
+            "max_output_bytes": 8192,
+            "tools": {
+                "use": [
+                    "builtin/read_file",
+                    "builtin/write_file",
+                    "builtin/bash",
+                    "builtin/list_skills",
+                    "builtin/load_skill",
+                    "builtin/list_vars",
+                    "builtin/read_var",
+                ],
+                "rules": [RM_RULE],
+            },
+            "skills": {"use": []},
+            "vars": {"use": []},
+        }
+    },
+}
+
+
+@click.group()
+def config() -> None:
+    """Create, validate and trust config files."""
+
+
+@config.command("init")
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+def init(path: Path | None) -> None:
+    """Write a starter config to PATH (default: ~/.config/raw/config.json).
+
+    Its agent selects the seven starter tools and asks before any bash command that runs
+    rm. An existing file is never overwritten.
+    """
+    from raw_core.discovery import user_config_path
+
+    target = path if path is not None else user_config_path()
+    text = json.dumps(STARTER_CONFIG, indent=2) + "\n"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "x", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        fail(
+            ConfigExists(
+                f"{target} exists; raw config init never overwrites a file", path=str(target)
+            ),
+            as_json=False,
+        )
+    except OSError as exc:
+        fail(
+            ConfigExists(f"cannot write {target}: {exc.strerror}", path=str(target)), as_json=False
+        )
+    click.echo(f"wrote {target}")
+    click.echo("It uses OpenAI with the key in $OPENAI_API_KEY; edit models to change that.")
+
+
+@config.command("validate")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The config file (default: found as every command finds it).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print {ok, path, problems}.")
+def validate(config_path: Path | None, as_json: bool) -> None:
+    """Check a config and every agent in it; print every problem at once, with its path.
+
+    Exits 0 when the config is valid, 2 otherwise.
+    """
+    from raw_core.agent import load_agent
+    from raw_core.config import load_config
+    from raw_core.discovery import find_config
+    from raw_core.plugins import PluginHost
+
+    problems: list[dict[str, Any]] = []
+    path: Path | None = None
+    try:
+        path = find_config(config_path)
+        loaded = load_config(path)
+    except RawError as exc:
+        listed = exc.context.get("problems") or [{"path": exc.field or "$", "message": exc.message}]
+        problems = [{"code": exc.code, "field": p["path"], "message": p["message"]} for p in listed]
+    else:
+        try:
+            host = PluginHost()
+            host.load_entry_points()
+        except RawError as exc:
+            fail(exc, as_json=as_json)
+        for name in loaded.agents:
+            try:
+                load_agent(loaded, name, host=host)
+            except RawError as exc:
+                problems.append(
+                    {
+                        "code": exc.code,
+                        "field": exc.field or f"$.agents.{name}",
+                        "message": exc.message,
+                    }
+                )
+    if as_json:
+        emit_json({"ok": not problems, "path": str(path) if path else None, "problems": problems})
+    elif problems:
+        for problem in problems:
+            click.echo(f"{problem['field']}: {problem['code']}: {problem['message']}", err=True)
+        click.echo(f"{len(problems)} problem{'s' if len(problems) > 1 else ''}", err=True)
+    else:
+        click.echo(f"{path}: valid")
+    sys.exit(EXIT_USAGE if problems else EXIT_OK)
+
+
+@config.command("trust")
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
+def trust(directory: Path | None) -> None:
+    """Trust DIRECTORY (default: the current one), so its raw.json is used.
+
+    A project's raw.json can select agent/ tools and command variables, which run code, so
+    raw reads it only from folders you trusted.
+    """
+    from raw_core.discovery import trust_folder
+
+    try:
+        real = trust_folder(directory if directory is not None else Path(os.getcwd()))
+    except RawError as exc:
+        fail(exc, as_json=False)
+    click.echo(f"trusted {real}")

@@ -1,0 +1,120 @@
+"""Which config file raw uses, and which folders the user trusts.
+
+In order: the file given with ``--config`` (explicit trust); else ``./raw.json`` in the
+working directory, but only once the user has trusted that folder (``raw config trust``),
+because such a file can select ``agent/`` tools and command variables, which run code; else
+``$XDG_CONFIG_HOME/raw/config.json`` (``~/.config/raw/config.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from raw_core.errors import ConfigNotFound, ConfigUntrusted
+
+__all__ = [
+    "PROJECT_CONFIG",
+    "find_config",
+    "is_trusted",
+    "trust_folder",
+    "trusted_folders",
+    "user_config_dir",
+    "user_config_path",
+]
+
+PROJECT_CONFIG: Final = "raw.json"
+_TRUST_FILE: Final = "trusted-folders.json"
+
+
+def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/raw``, or ``~/.config/raw`` (a relative XDG value is ignored)."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
+    return root / "raw"
+
+
+def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's config file: ``<user config dir>/config.json``."""
+    return user_config_dir(environ) / "config.json"
+
+
+def trusted_folders(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The folders the user trusted, as real paths."""
+    path = user_config_dir(environ) / _TRUST_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        return []  # an unreadable trust list trusts nothing
+    folders = data.get("folders") if isinstance(data, dict) else None
+    return [f for f in folders if isinstance(f, str)] if isinstance(folders, list) else []
+
+
+def is_trusted(folder: Path, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``folder`` (links resolved) is one the user trusted."""
+    return os.path.realpath(folder) in trusted_folders(environ)
+
+
+def trust_folder(folder: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """Add ``folder`` to the trusted folders (written atomically, mode 0600); return its
+    real path."""
+    real = Path(os.path.realpath(folder))
+    if not real.is_dir():
+        raise ConfigNotFound(f"no folder at {folder}", path=str(folder))
+    directory = user_config_dir(environ)
+    directory.mkdir(parents=True, exist_ok=True)
+    folders = trusted_folders(environ)
+    if str(real) not in folders:
+        folders.append(str(real))
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".trusted-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"folders": folders}, handle, indent=2)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, directory / _TRUST_FILE)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return real
+
+
+def find_config(
+    explicit: str | os.PathLike[str] | None = None,
+    *,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Path:
+    """The config file to use (see the module docstring).
+
+    Raises ``config_untrusted`` for a ``./raw.json`` in an untrusted folder (saying how to
+    trust it) and ``config_not_found`` when there is no config at all.
+    """
+    if explicit is not None:
+        return Path(os.path.abspath(explicit))
+    here = cwd if cwd is not None else Path.cwd()
+    project = here / PROJECT_CONFIG
+    if project.is_file():
+        if is_trusted(here, environ):
+            return project.absolute()
+        raise ConfigUntrusted(
+            f"{project} can select agent/ tools and command variables, which run code, and"
+            f" this folder is not trusted. Trust it with `raw config trust {here}`, or pass"
+            f" the file explicitly with --config {project}",
+            path=str(project),
+        )
+    user = user_config_path(environ)
+    if user.is_file():
+        return user
+    raise ConfigNotFound(
+        f"no config file: pass --config FILE, add a trusted ./{PROJECT_CONFIG}, or create"
+        f" {user} with `raw config init`",
+        path=str(user),
+    )
