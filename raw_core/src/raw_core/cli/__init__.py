@@ -11,10 +11,14 @@ from __future__ import annotations
 import click
 
 from raw_core import __version__
-from raw_core.cli.call import call
-from raw_core.cli.config import config
-from raw_core.cli.policy import policy
-from raw_core.cli.tools import tools
+
+# Commands are imported under other names, so that each submodule (raw_core.cli.fork ...)
+# stays reachable as an attribute of this package.
+from raw_core.cli.call import call as call_command
+from raw_core.cli.config import config as config_group
+from raw_core.cli.fork import fork as fork_command
+from raw_core.cli.policy import policy as policy_group
+from raw_core.cli.tools import tools as tools_group
 
 __all__ = ["cli", "main"]
 
@@ -25,10 +29,11 @@ def cli() -> None:
     """raw: the tool contract of a local coding agent."""
 
 
-tools.add_command(call)
-cli.add_command(tools)
-cli.add_command(policy)
-cli.add_command(config)
+tools_group.add_command(call_command)
+tools_group.add_command(fork_command)
+cli.add_command(tools_group)
+cli.add_command(policy_group)
+cli.add_command(config_group)
 
 
 def main() -> None:

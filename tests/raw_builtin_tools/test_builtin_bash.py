@@ -1,0 +1,270 @@
+"""builtin/bash through the real dispatcher, with real processes: exit codes, time limits,
+cancellation, killed process groups and bounded output."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from raw_core.agent import load_agent
+from raw_core.calls import CancellationSignal, ToolCall, ToolContext
+from raw_core.config import load_config
+from raw_core.dispatch import Dispatcher
+from raw_core.frozen import freeze
+from raw_core.plugins import PluginHost
+from raw_core.results import BatchResult, ToolResult
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def dispatcher(tmp_path: Path, work: Path) -> Dispatcher:
+    config = tmp_path / "raw.json"
+    config.write_text(
+        json.dumps({"agents": {"test": {"tools": {"use": ["builtin/bash"]}}}}), encoding="utf-8"
+    )
+    host = PluginHost()
+    host.load_entry_points()
+    agent = load_agent(load_config(config), host=host)
+    return Dispatcher(agent.registry, agent.policy, cwd=work)
+
+
+async def run(
+    dispatcher: Dispatcher,
+    *commands: dict[str, Any] | str,
+    signal: CancellationSignal | None = None,
+) -> ToolResult:
+    entries = [{"command": c} if isinstance(c, str) else c for c in commands]
+    return await dispatcher.dispatch(
+        ToolCall(id="call-1", name="bash", arguments=json.dumps({"commands": entries})),
+        signal=signal,
+    )
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for a parent that never reaps counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc (macOS)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def all_gone(pids: list[int], within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not any(alive(pid) for pid in pids):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def names(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir())
+
+
+def wait_for_content(path: Path, within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    while not path.exists() or not path.read_text(encoding="utf-8").strip():
+        assert time.monotonic() < deadline, f"{path} never got content"
+        time.sleep(0.02)
+
+
+def pids_in(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text(encoding="utf-8").split()]
+
+
+@pytest.mark.anyio
+async def test_each_command_reports_its_exit_code_and_output(
+    dispatcher: Dispatcher, work: Path
+) -> None:
+    result = await run(
+        dispatcher,
+        "echo out; echo err >&2; exit 3",
+        "pwd",
+        'cat; read line; echo "read:[$line]"',
+        "true",
+        "kill -TERM $$",
+    )
+    text = result.text()
+    assert result.status == "ok"
+    assert "[1/5] ok: echo out; echo err >&2; exit 3\nexit code 3 (" in text
+    assert "--- stdout ---\nout\n--- stderr ---\nerr\n" in text
+    assert "[2/5] ok: pwd\nexit code 0" in text
+    assert f"--- stdout ---\n{work}\n" in text
+    assert "--- stdout ---\nread:[]\n" in text  # stdin is /dev/null: nothing waits
+    assert "[4/5] ok: true\nexit code 0 (" in text
+    assert "s), no output" in text
+    assert "[5/5] ok: kill -TERM $$\nterminated by SIGTERM" in text
+
+
+@pytest.mark.anyio
+async def test_a_timeout_kills_the_whole_group_and_skips_the_rest(
+    dispatcher: Dispatcher, work: Path
+) -> None:
+    commands: list[dict[str, Any] | str] = ["echo one", "echo two"]
+    commands.append(
+        {
+            "command": (
+                "sleep 300 & echo $! > pids; sleep 300 & echo $! >> pids; echo started; wait"
+            ),
+            "timeout_ms": 500,
+        }
+    )
+    commands += [f"touch ran_{i}" for i in range(4, 17)]
+    started = time.monotonic()
+    result = await run(dispatcher, *commands)
+    elapsed = time.monotonic() - started
+    text = result.text()
+    assert elapsed < 5
+    assert "[1/16] ok: echo one" in text
+    assert "[2/16] ok: echo two" in text
+    assert "[3/16] error (timeout): sleep 300 &" in text
+    assert "timed out after 0.5 s; its process group was killed\nkilled (" in text
+    assert "--- stdout ---\nstarted\n" in text
+    for index in range(4, 17):
+        assert f"[{index}/16] skipped: touch ran_{index}\nnot run: command 3 timed out" in text
+    assert not [name for name in names(work) if name.startswith("ran_")]
+    pids = pids_in(work / "pids")
+    assert len(pids) == 2
+    assert all_gone(pids)
+
+
+@pytest.mark.anyio
+async def test_cancellation_kills_the_running_command_at_once(
+    dispatcher: Dispatcher, work: Path
+) -> None:
+    signal = CancellationSignal()
+    outcome: list[ToolResult] = []
+
+    async def call() -> None:
+        outcome.append(
+            await run(
+                dispatcher,
+                "sleep 300 & echo $! > pids; sleep 300",
+                "touch never",
+                signal=signal,
+            )
+        )
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await anyio.to_thread.run_sync(wait_for_content, work / "pids")
+        started = time.monotonic()
+        signal.cancel("user pressed stop")
+    assert time.monotonic() - started < 2
+    (result,) = outcome
+    assert result.code == "cancelled"
+    assert all_gone(pids_in(work / "pids"))
+    assert not (work / "never").exists()
+
+
+@pytest.mark.anyio
+async def test_background_processes_end_with_their_command(
+    dispatcher: Dispatcher, work: Path
+) -> None:
+    started = time.monotonic()
+    result = await run(dispatcher, "sleep 300 & echo $! > pids; echo done")
+    assert time.monotonic() - started < 5
+    assert "--- stdout ---\ndone\n" in result.text()
+    assert all_gone(pids_in(work / "pids"))
+
+
+@pytest.mark.anyio
+async def test_output_beyond_one_mib_is_dropped_and_counted(dispatcher: Dispatcher) -> None:
+    result = await run(dispatcher, "head -c 3000000 /dev/zero | tr '\\0' x; echo tail >&2")
+    full = "".join(block["text"] for block in result.full_content)
+    assert (
+        "[stdout: 1951424 more bytes were dropped; only the first 1048576 bytes are kept]" in full
+    )
+    assert full.split("--- stdout ---\n")[1].split("\n")[0] == "x" * 1048576
+    assert "--- stderr ---\ntail\n" in full
+    assert result.truncated
+    assert len(result.text().encode()) < 8192 + 200
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"command": "touch ran"},
+        {"commands": [{"command": f"touch ran_{i}"} for i in range(17)]},
+        {"commands": [{"command": "touch ran"}, {"command": "   "}]},
+        {"commands": [{"command": "touch ran"}, {"command": "x", "timeout_ms": 600001}]},
+        {"commands": [{"command": "touch ran", "shell": "zsh"}]},
+        {"commands": []},
+        {"commands": [{"command": "touch ran"}, {"command": "echo \ud800"}]},
+    ],
+    ids=[
+        "old-single-shape",
+        "17-commands",
+        "blank-command",
+        "timeout-too-long",
+        "unknown-field",
+        "no-commands",
+        "lone-surrogate",
+    ],
+)
+async def test_an_invalid_batch_runs_nothing(
+    dispatcher: Dispatcher, work: Path, arguments: dict[str, Any]
+) -> None:
+    result = await dispatcher.dispatch(
+        ToolCall(id="call-1", name="bash", arguments=json.dumps(arguments))
+    )
+    assert result.code == "invalid_arguments", result.text()
+    assert names(work) == []
+
+
+@pytest.mark.anyio
+async def test_called_directly_a_fired_signal_reports_cancelled_and_skips(
+    dispatcher: Dispatcher, work: Path
+) -> None:
+    tool = dispatcher.registry.by_name("bash")
+    signal = CancellationSignal()
+    context = ToolContext(
+        cwd=str(work),
+        tool_call_id="direct",
+        identity=tool.identity,
+        max_output_bytes=8192,
+        signal=signal,
+    )
+    arguments = freeze(
+        {"commands": [{"command": "echo $$ > pid; exec sleep 300"}, {"command": "touch never"}]}
+    )
+    outcome: list[BatchResult] = []
+
+    async def call() -> None:
+        outcome.append(await tool.handler(arguments, context))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await anyio.to_thread.run_sync(wait_for_content, work / "pid")
+        signal.cancel()
+    (batch,) = outcome
+    text, _, _ = batch.render(8192)
+    assert "[1/2] error (cancelled): echo $$ > pid; exec sleep 300\ncancelled; its process" in text
+    assert "[2/2] skipped: touch never\nnot run: the call was cancelled during command 1" in text
+    assert all_gone(pids_in(work / "pid"))
+    assert not (work / "never").exists()
