@@ -36,6 +36,7 @@ PACKAGES = [
     "raw_core.skills",
     "raw_core.variables",
     "raw_core.discovery",
+    "raw_core.models",
 ]
 
 

@@ -1,7 +1,48 @@
 """Model providers for raw, through the official OpenAI and Anthropic SDKs.
 
-The adapters arrive with the provider protocol of ``raw_core``; until then this
-distribution exists so the workspace, packaging and CI cover all three members.
+The plug-in (entry point ``providers`` in the ``raw`` group, :mod:`raw_providers.plugin`)
+registers three providers: ``openai`` (Chat Completions or the Responses API, chosen by
+``ModelConfig.api``), ``openai-compatible`` (llama.cpp, vLLM, Ollama, LM Studio and other
+servers through ``base_url``) and ``anthropic`` (the Messages API). Public names are
+imported lazily (PEP 562); neither SDK is imported until a provider is made.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raw_providers.anthropic_provider import AnthropicProvider, make_anthropic
+    from raw_providers.openai_provider import (
+        OpenAIProvider,
+        make_openai,
+        make_openai_compatible,
+    )
+
+__all__ = [
+    "AnthropicProvider",
+    "OpenAIProvider",
+    "make_anthropic",
+    "make_openai",
+    "make_openai_compatible",
+]
+
+_EXPORTS: dict[str, str] = {
+    "AnthropicProvider": "raw_providers.anthropic_provider",
+    "make_anthropic": "raw_providers.anthropic_provider",
+    "OpenAIProvider": "raw_providers.openai_provider",
+    "make_openai": "raw_providers.openai_provider",
+    "make_openai_compatible": "raw_providers.openai_provider",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'raw_providers' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

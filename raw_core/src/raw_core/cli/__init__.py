@@ -17,6 +17,7 @@ from raw_core import __version__
 from raw_core.cli.call import call as call_command
 from raw_core.cli.config import config as config_group
 from raw_core.cli.fork import fork as fork_command
+from raw_core.cli.models import models as models_group
 from raw_core.cli.policy import policy as policy_group
 from raw_core.cli.tools import tools as tools_group
 
@@ -34,6 +35,7 @@ tools_group.add_command(fork_command)
 cli.add_command(tools_group)
 cli.add_command(policy_group)
 cli.add_command(config_group)
+cli.add_command(models_group)
 
 
 def main() -> None:
