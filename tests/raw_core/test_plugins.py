@@ -129,7 +129,7 @@ def test_providers_are_collected_by_name_and_clashes_refused(host: PluginHost) -
             return list(self.records)
 
     host.register(Ships(ProviderRecord(name="echo", factory=factory)), name="one")
-    assert list(host.providers()) == ["echo"]
+    assert list(host.providers()) == ["replay", "echo"]  # raw_core's own, then plug-ins'
     host.register(Ships(ProviderRecord(name="echo", factory=factory)), name="two")
     with pytest.raises(PluginConflict, match="'one' and 'two'"):
         host.providers()
@@ -143,4 +143,20 @@ def test_provider_records_must_be_records(host: PluginHost) -> None:
 
     host.register(Bad(), name="bad")
     with pytest.raises(PluginInvalid, match="ProviderRecord"):
+        host.providers()
+
+
+def test_a_plugin_cannot_take_the_replay_provider_name(host: PluginHost) -> None:
+    from raw_core.provider import ProviderRecord
+
+    class Ships:
+        @hookimpl
+        def raw_register_providers(self) -> list[Any]:
+            def factory(model: Any, api_key: str | None = None) -> Any:
+                return None
+
+            return [ProviderRecord(name="replay", factory=factory)]
+
+    host.register(Ships(), name="imposter")
+    with pytest.raises(PluginConflict, match="'raw_core' and 'imposter'"):
         host.providers()

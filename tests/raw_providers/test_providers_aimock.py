@@ -475,3 +475,65 @@ def test_models_check_json_and_a_refused_credential(aimock: Aimock, tmp_path: Pa
     assert report["error"]["status"] == 401
     assert KEY not in result.output
 
+
+# --- the reference CLI: a full turn against aimock ------------------------------------------
+
+
+def test_raw_run_completes_a_turn_against_aimock_on_a_terminal(
+    aimock: Aimock, tmp_path: Path
+) -> None:
+    """``raw run`` in a real pseudo-terminal: the model (aimock, over the OpenAI-compatible
+    API) asks for builtin/bash, an ask rule stops it, the user answers yes, the command
+    runs, and the model's final answer streams."""
+    import pexpect
+
+    prompt = "List the files, please (cli turn)"
+    aimock.add_fixture(
+        {"userMessage": prompt, "hasToolResult": False},
+        {"toolCalls": [{"name": "bash", "arguments": {"commands": [{"command": "ls"}]}}]},
+    )
+    aimock.add_fixture(
+        {"userMessage": prompt, "hasToolResult": True}, {"content": "There is one file."}
+    )
+    (tmp_path / "only-file.txt").write_text("x")
+    config = tmp_path / "raw.json"
+    config.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "local": {
+                        "provider": "openai-compatible",
+                        "model": "mock-model",
+                        "base_url": f"{aimock.base_url}/v1",
+                    }
+                },
+                "agents": {
+                    "main": {
+                        "model": "local",
+                        "tools": {
+                            "use": ["builtin/bash"],
+                            "rules": [{"match": "builtin/bash", "effect": "ask"}],
+                        },
+                    }
+                },
+            }
+        )
+    )
+    raw = shutil.which("raw")
+    assert raw is not None
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"), TERM="dumb")
+    child = pexpect.spawn(
+        raw,
+        ["run", prompt, "--config", str(config), "--cwd", str(tmp_path)],
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect(r"Run it\? \[y/N\]: ")
+    child.sendline("y")
+    child.expect("only-file.txt")
+    child.expect("There is one file.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

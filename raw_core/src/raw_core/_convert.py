@@ -22,6 +22,8 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn
 
+from raw_core._field_error import FieldValueError
+
 __all__ = [
     "FieldProblem",
     "FieldValueError",
@@ -114,15 +116,6 @@ def _tuple_hook_factory(converter: cattrs.Converter) -> Any:
         return hook
 
     return factory
-
-
-class FieldValueError(ValueError):
-    """Raised by an attrs validator: names the attribute so the path reaches it."""
-
-    def __init__(self, name: str, message: str) -> None:
-        super().__init__(message)
-        self.name = name
-        self.message = message
 
 
 def _is_literal(type_: Any) -> bool:

@@ -137,8 +137,9 @@ class PluginHost:
             self.register(plugin, name=entry_point.name, origin=origin)
 
     def providers(self) -> dict[str, Any]:
-        """Provider name → :class:`raw_core.provider.ProviderRecord`, from every
-        ``raw_register_providers`` hook; two plug-ins registering one name is an error."""
+        """Provider name → :class:`raw_core.provider.ProviderRecord`: raw_core's own
+        ``replay`` provider and every ``raw_register_providers`` hook's; two registering one
+        name is an error."""
         if self._providers is None:
             self._providers = _provider_records(self)
         return self._providers
@@ -188,9 +189,11 @@ class PluginHost:
 
 def _provider_records(host: PluginHost) -> dict[str, Any]:
     from raw_core.provider import ProviderRecord
+    from raw_core.scripted import replay_provider_record
 
-    found: dict[str, Any] = {}
-    owners: dict[str, str] = {}
+    core = replay_provider_record()
+    found: dict[str, Any] = {core.name: core}
+    owners: dict[str, str] = {core.name: "raw_core"}
     for impl in host.manager.hook.raw_register_providers.get_hookimpls():
         name = impl.plugin_name
         try:

@@ -30,6 +30,7 @@ from raw_core.provider import (
     ModelRequest,
     PartEvent,
     ProviderEvent,
+    ProviderRecord,
     StopEvent,
     TextDelta,
     ToolCallDelta,
@@ -39,7 +40,7 @@ from raw_core.provider import (
 )
 from raw_core.store.messages import ProviderPart
 
-__all__ = ["ReplayProvider", "Reply", "ScriptedProvider"]
+__all__ = ["ReplayProvider", "Reply", "ScriptedProvider", "replay_provider_record"]
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -201,3 +202,13 @@ def _reply(line: str, number: int, file: Path, delay: float) -> Reply:
     return Reply(
         text=text, tool_calls=tuple(calls), delay=pause / 1000 if pause is not None else delay
     )
+
+
+def replay_provider_record() -> ProviderRecord:
+    """The ``replay`` provider as a config can select it: ``{"provider": "replay",
+    "model": "<path of the JSONL recording>"}`` (relative to the working directory)."""
+
+    def factory(model: Any, api_key: str | None = None, **_: Any) -> ReplayProvider:
+        return ReplayProvider.from_file(Path(os.path.expanduser(model.model)))
+
+    return ProviderRecord(name="replay", factory=factory)

@@ -16,9 +16,13 @@ from raw_core import __version__
 # stays reachable as an attribute of this package.
 from raw_core.cli.call import call as call_command
 from raw_core.cli.config import config as config_group
+from raw_core.cli.demo import demo as demo_command
 from raw_core.cli.fork import fork as fork_command
 from raw_core.cli.models import models as models_group
 from raw_core.cli.policy import policy as policy_group
+from raw_core.cli.run import chat as chat_command
+from raw_core.cli.run import run as run_command
+from raw_core.cli.sessions import sessions as sessions_group
 from raw_core.cli.tools import tools as tools_group
 
 __all__ = ["cli", "main"]
@@ -36,6 +40,10 @@ cli.add_command(tools_group)
 cli.add_command(policy_group)
 cli.add_command(config_group)
 cli.add_command(models_group)
+cli.add_command(run_command)
+cli.add_command(chat_command)
+cli.add_command(sessions_group)
+cli.add_command(demo_command)
 
 
 def main() -> None:

@@ -5,23 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from raw_core.cli._config import config_option, load_cli_agent
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
+from raw_core.cli._render import terminal_approval
+from raw_core.cli._terminal import LineReader
 
 __all__ = ["call"]
-
-
-def _show_request(request: Any) -> None:
-    click.echo(f"{request.identity} ({request.reason}) wants to run.", err=True)
-    if request.effects is not None:
-        click.echo("Intended effects:", err=True)
-        click.echo(json.dumps(request.effects, indent=2, ensure_ascii=False), err=True)
-    click.echo("Arguments:", err=True)
-    click.echo(json.dumps(request.arguments, indent=2, ensure_ascii=False), err=True)
 
 
 @click.command("call")
@@ -78,15 +70,14 @@ def call(
 
     _, host, agent = load_cli_agent(config_path, agent_name, as_json=as_json)
 
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
+
     async def ask(request: ApprovalRequest) -> bool:
         if answer is not None:
             return answer
-        _show_request(request)
-        return await anyio.to_thread.run_sync(
-            lambda: click.confirm("Run it?", default=False, err=True)
-        )
+        approved: bool = await terminal_approval(LineReader())(request)
+        return approved
 
-    interactive = sys.stdin.isatty() and sys.stderr.isatty()
     dispatcher = Dispatcher(
         agent.registry,
         agent.policy,

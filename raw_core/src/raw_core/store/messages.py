@@ -22,15 +22,17 @@ newer format refuses it instead of misreading it.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_unstructure_fn
 
-from raw_core._convert import FieldValueError, json_kind, make_converter, structure
+from raw_core._field_error import FieldValueError
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "MESSAGE_FORMAT",
@@ -175,6 +177,8 @@ _TAGS: Mapping[type, str] = {
 
 
 def _tagged_union(converter: cattrs.Converter, union: Any, tag_name: str) -> None:
+    from raw_core._convert import json_kind
+
     """(Un)structure ``union`` as objects carrying their class's tag under ``tag_name``."""
     classes: dict[str, type] = {_TAGS[cls]: cls for cls in union.__args__}
     listed = ", ".join(json.dumps(tag) for tag in classes)
@@ -198,7 +202,14 @@ def _tagged_union(converter: cattrs.Converter, union: Any, tag_name: str) -> Non
     converter.register_unstructure_hook_func(lambda t: t == union, unstructure_hook)
 
 
-def _make_message_converter() -> cattrs.Converter:
+@functools.cache
+def _message_converter() -> cattrs.Converter:
+    """Built on first use: importing cattrs and generating its code takes tens of ms that
+    commands which read no message (``raw sessions list``) should not pay."""
+    from cattrs.gen import make_dict_unstructure_fn
+
+    from raw_core._convert import make_converter
+
     converter = make_converter()
     # The unions first: each record's generated hook looks up its fields' hooks once.
     _tagged_union(converter, ContentBlock, "type")
@@ -211,13 +222,12 @@ def _make_message_converter() -> cattrs.Converter:
     return converter
 
 
-_CONVERTER = _make_message_converter()
-_unstructure_message: Callable[[Any], dict[str, Any]] = _CONVERTER.get_unstructure_hook(Message)
-
-
 def message_to_dict(message: Message) -> dict[str, Any]:
     """The JSON-ready form of ``message``: ``{"role": ..., ...}``, defaults left out."""
-    return _unstructure_message(message)
+    unstructure: Callable[[Any], dict[str, Any]] = _message_converter().get_unstructure_hook(
+        Message
+    )
+    return unstructure(message)
 
 
 def message_from_dict(data: Any, *, root: str = "$") -> Message:
@@ -226,7 +236,9 @@ def message_from_dict(data: Any, *, root: str = "$") -> Message:
     Raises :class:`raw_core._convert.StructureFailed` (a ``ValueError``) listing every
     problem with its JSON path (``$.content[0].type``); unknown fields are refused.
     """
-    message: Message = structure(_CONVERTER, data, Message, root=root)  # type: ignore[arg-type]
+    from raw_core._convert import structure
+
+    message: Message = structure(_message_converter(), data, Message, root=root)  # type: ignore[arg-type]
     return message
 
 

@@ -1,0 +1,156 @@
+"""Rendering a turn on a terminal (or as JSON lines), and asking for approval there.
+
+The CLI renders events from the agent loop; it never runs the loop itself (spec 004,
+"Terminal UI"). Assistant text goes to stdout as it streams; tool calls, their intended
+effects and their results go to stderr, so ``raw run "..." > answer.txt`` keeps only the
+answer. With ``--json`` every event is one JSON line on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+import click
+
+__all__ = ["JsonRenderer", "TerminalRenderer", "show_request", "terminal_approval"]
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def show_request(request: Any, *, err: bool = True) -> None:
+    """Print an approval request: the intended effects apart from the raw arguments."""
+    click.echo(f"\n{request.identity} needs approval ({request.reason}).", err=err)
+    if request.effects is not None:
+        click.echo("Intended effects:", err=err)
+        files = request.effects.get("files") if isinstance(request.effects, dict) else None
+        if isinstance(files, tuple | list) and all(isinstance(f, dict) for f in files):
+            for entry in files:
+                click.echo(f"  {entry.get('operation', '?'):<18} {entry.get('path')}", err=err)
+        else:
+            click.echo(json.dumps(request.effects, indent=2, ensure_ascii=False), err=err)
+    click.echo("Arguments:", err=err)
+    click.echo(json.dumps(request.arguments, indent=2, ensure_ascii=False), err=err)
+
+
+def terminal_approval(reader: Any) -> Any:
+    """An approval callback that shows the request and asks yes/no on the terminal,
+    reading the answer through ``reader`` (a :class:`~raw_core.cli._terminal.LineReader`)."""
+
+    async def ask(request: Any) -> bool:
+        show_request(request)
+        answer: bool = await reader.confirm("Run it?")
+        return answer
+
+    return ask
+
+
+class TerminalRenderer:
+    """Human output: streamed text on stdout; calls, effects and results on stderr."""
+
+    def __init__(
+        self, out: TextIO | None = None, err: TextIO | None = None, *, spinner: bool | None = None
+    ) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self._in_text = False
+        use_spinner = spinner if spinner is not None else self.err.isatty()
+        self._status: Any = None
+        if use_spinner:
+            from rich.console import Console
+
+            self._status = Console(file=self.err).status("waiting for the model…")
+        self._spinning = False
+
+    def _spin(self, on: bool) -> None:
+        if self._status is None or on == self._spinning:
+            return
+        if on:
+            self._status.start()
+        else:
+            self._status.stop()
+        self._spinning = on
+
+    def _end_text(self) -> None:
+        if self._in_text:
+            self.out.write("\n")
+            self.out.flush()
+            self._in_text = False
+
+    def __call__(self, event: Any) -> None:
+        data = event.to_dict()
+        kind = data["type"]
+        if kind in ("turn_started", "tool_call_finished"):
+            if kind == "tool_call_finished":
+                self._result(data)
+            self._spin(True)
+        elif kind == "text_delta":
+            self._spin(False)
+            self.out.write(data["text"])
+            self.out.flush()
+            self._in_text = True
+        elif kind == "assistant_committed":
+            self._spin(False)
+            self._end_text()
+        elif kind == "tool_call_started":
+            self._spin(False)
+            self.err.write(f"→ {data['name']} {_short(_parse(data['arguments']))}\n")
+            self.err.flush()
+        elif kind == "runtime_changed":
+            self.err.write(
+                f"(tools changed since this session last ran: added"
+                f" {data['added'] or 'none'}, removed {data['removed'] or 'none'},"
+                f" changed {data['changed'] or 'none'})\n"
+            )
+        elif kind == "turn_ended":
+            self._spin(False)
+            self._end_text()
+            if data["reason"] != "completed":
+                error = data.get("error") or {}
+                detail = f": {error.get('code')}: {error.get('message')}" if error else ""
+                self.err.write(
+                    f"turn ended: {data['reason']} after {data['steps']} request(s){detail}\n"
+                )
+            self.err.flush()
+
+    def _result(self, data: dict[str, Any]) -> None:
+        self._spin(False)
+        mark = "✓" if data["status"] == "ok" else "✗"
+        code = f" [{data['code']}]" if data["code"] else ""
+        self.err.write(f"{mark} {data['name']}{code}\n")
+        if data["effects"] is not None:
+            self.err.write(f"  effects: {_short(data['effects'], 400)}\n")
+        for block in data["full_content"]:
+            if block["type"] == "text":
+                text = block["text"]
+            elif block["type"] == "json":
+                text = json.dumps(block["json"], indent=2, ensure_ascii=False)
+            elif block["type"] == "var":
+                text = f"[the value of {block['name']}, shown only to the model]"
+            else:
+                text = f"[{block.get('media_type', 'image')} image]"
+            for line in text.rstrip("\n").split("\n"):
+                self.err.write(f"  │ {line}\n")
+        self.err.flush()
+
+
+def _parse(arguments: str) -> Any:
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
+
+
+class JsonRenderer:
+    """One JSON object per event, on stdout."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def __call__(self, event: Any) -> None:
+        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self.out.flush()

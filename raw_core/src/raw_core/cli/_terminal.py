@@ -1,0 +1,53 @@
+"""Reading the user's lines without a blocked thread: the event loop waits for stdin.
+
+The chat prompt and the approval prompt both read here, so a prompt cancelled by Ctrl-C
+leaves no reader behind to swallow the next line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import anyio
+
+__all__ = ["LineReader"]
+
+
+class LineReader:
+    """Lines from a file descriptor (stdin by default), read when the loop says it is
+    readable. ``None`` at end of input."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self._fd = fd if fd is not None else sys.stdin.fileno()
+        self._buffer = b""
+        self._eof = False
+
+    async def readline(self, prompt: str = "") -> str | None:
+        """Print ``prompt`` (on stderr) and return the next line, without its newline."""
+        if prompt:
+            sys.stderr.write(prompt)
+            sys.stderr.flush()
+        while b"\n" not in self._buffer and not self._eof:
+            await anyio.wait_readable(self._fd)
+            chunk = os.read(self._fd, 4096)
+            if not chunk:
+                self._eof = True
+            self._buffer += chunk
+        if not self._buffer:
+            return None
+        line, _, rest = self._buffer.partition(b"\n")
+        self._buffer = rest
+        return line.decode("utf-8", "replace")
+
+    async def confirm(self, question: str) -> bool:
+        """Ask a yes/no question (default no)."""
+        while True:
+            answer = await self.readline(f"{question} [y/N]: ")
+            if answer is None:
+                return False
+            choice = answer.strip().lower()
+            if choice in ("y", "yes"):
+                return True
+            if choice in ("", "n", "no"):
+                return False

@@ -1,0 +1,189 @@
+"""``raw sessions``: list, show, resume and delete the sessions in the store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from raw_core.cli._output import EXIT_OK, emit_json, fail
+from raw_core.cli.run import conversation, one_turn, run_options
+from raw_core.errors import RawError
+
+__all__ = ["sessions"]
+
+
+def _store(as_json: bool) -> Any:
+    from raw_core.store import SessionStore
+
+    try:
+        return SessionStore.open()
+    except RawError as exc:
+        fail(exc, as_json=as_json)
+
+
+@click.group()
+def sessions() -> None:
+    """List, show, resume and delete sessions."""
+
+
+@sessions.command("list")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+def list_sessions(limit: int, as_json: bool) -> None:
+    """The sessions, newest activity first, with their titles."""
+    with _store(as_json) as store:
+        found = store.list_sessions(limit=limit)
+    if as_json:
+        emit_json(
+            [
+                {
+                    "id": s.id,
+                    "title": s.title,
+                    "created_at": s.created_at.isoformat(),
+                    "last_activity": s.last_activity.isoformat(),
+                }
+                for s in found
+            ]
+        )
+        return
+    if not found:
+        click.echo("no sessions yet")
+    for info in found:
+        when = info.last_activity.astimezone().strftime("%Y-%m-%d %H:%M")
+        click.echo(f"{info.id}  {when}  {info.title or '(untitled)'}")
+
+
+def _block_text(block: Any) -> str:
+    from raw_core.store import ImageBlock, JsonBlock, TextBlock, VarPlaceholder
+
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, JsonBlock):
+        return block.json_text
+    if isinstance(block, VarPlaceholder):
+        return f"[the value of {block.name}, shown only to the model]"
+    if isinstance(block, ImageBlock):
+        return f"[{block.media_type} image]"
+    return repr(block)
+
+
+def _message_lines(message: Any) -> list[str]:
+    from raw_core.store import AssistantMessage, UserMessage
+
+    if isinstance(message, UserMessage):
+        return [f"you: {' '.join(_block_text(b) for b in message.content)}"]
+    if isinstance(message, AssistantMessage):
+        lines = [f"assistant: {message.text}"] if message.text else []
+        return lines + [f"  → {call.name} {call.arguments}" for call in message.tool_calls]
+    status = "ok" if message.status == "ok" else f"error [{message.error_code}]"
+    lines = [f"  ← {status}"]
+    for block in message.content:
+        lines += [f"    {line}" for line in _block_text(block).split("\n")[:20]]
+    return lines
+
+
+@sessions.command("show")
+@click.argument("session_id")
+@click.option(
+    "--cursor", default=None, help="Continue after this cursor (printed by the previous page)."
+)
+@click.option("--limit", type=click.IntRange(min=1, max=10_000), default=100, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print {items, next_cursor}.")
+def show(session_id: str, cursor: str | None, limit: int, as_json: bool) -> None:
+    """Page through a session's display history, oldest first."""
+    from raw_core.store import message_to_dict
+
+    with _store(as_json) as store:
+        try:
+            page = store.open_reader(session_id).page_display(cursor, limit=limit)
+        except RawError as exc:
+            fail(exc, as_json=as_json)
+    if as_json:
+        emit_json(
+            {
+                "items": [
+                    {
+                        "seq": i.seq,
+                        "created_at": i.created_at.isoformat(),
+                        "message": message_to_dict(i.message),
+                    }
+                    for i in page.items
+                ],
+                "next_cursor": page.next_cursor,
+                "has_more": page.has_more,
+            }
+        )
+        return
+    for item in page.items:
+        for line in _message_lines(item.message):
+            click.echo(line)
+    if page.has_more:
+        click.echo(f"(more: raw sessions show {session_id} --cursor {page.next_cursor})", err=True)
+
+
+@sessions.command("resume")
+@click.argument("session_id")
+@click.argument("prompt", required=False)
+@run_options
+def resume(
+    session_id: str,
+    prompt: str | None,
+    config_path: Path | None,
+    agent_name: str | None,
+    cwd: Path | None,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Continue a session: one turn with PROMPT, or a chat when no PROMPT is given."""
+    if prompt is None and sys.stdin.isatty():
+        sys.exit(
+            conversation(
+                config_path=config_path,
+                agent_name=agent_name,
+                cwd=cwd,
+                as_json=as_json,
+                session_id=session_id,
+            )
+        )
+    sys.exit(
+        one_turn(
+            prompt,
+            config_path=config_path,
+            agent_name=agent_name,
+            cwd=cwd,
+            as_json=as_json,
+            session_id=session_id,
+        )
+    )
+
+
+@sessions.command("delete")
+@click.argument("session_id")
+@click.option("-y", "--yes", "yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print {deleted: id}.")
+def delete(session_id: str, yes: bool, as_json: bool) -> None:
+    """Delete a session and its history (asks first unless -y)."""
+    with _store(as_json) as store:
+        try:
+            info = store.info(session_id)
+        except RawError as exc:
+            fail(exc, as_json=as_json)
+        if not yes:
+            if not sys.stdin.isatty():
+                raise click.UsageError("deleting needs a confirmation: pass -y")
+            click.confirm(
+                f"delete session {info.id} ({info.title or 'untitled'})?", abort=True, err=True
+            )
+        try:
+            store.delete(session_id)
+        except RawError as exc:
+            fail(exc, as_json=as_json)
+    if as_json:
+        click.echo(json.dumps({"deleted": session_id}))
+    else:
+        click.echo(f"deleted {session_id}")
+    sys.exit(EXIT_OK)

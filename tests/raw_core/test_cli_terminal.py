@@ -1,0 +1,254 @@
+"""The reference CLI on a real pseudo-terminal (pexpect) and in pipes: ``raw demo``,
+``raw run``, ``raw chat`` with Ctrl-C, and ``raw sessions``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+RAW = shutil.which("raw")
+SLOW_THEN_DONE: list[dict[str, Any]] = [
+    {
+        "text": "Let me wait.",
+        "tool_calls": [{"name": "bash", "arguments": {"commands": [{"command": "sleep 30"}]}}],
+    },
+    {"text": "never reached"},
+]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    environment = dict(os.environ)
+    environment.update(
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        NO_COLOR="1",
+        TERM="dumb",
+    )
+    return environment
+
+
+def spawn(args: list[str], env: dict[str, str], cwd: Path) -> Any:
+    assert RAW is not None, "the raw console script is not installed"
+    return pexpect.spawn(
+        RAW, args, env=env, cwd=str(cwd), encoding="utf-8", timeout=30, dimensions=(40, 200)
+    )
+
+
+def replay_config(root: Path, name: str, replies: list[dict[str, Any]]) -> Path:
+    recording = root / f"{name}.jsonl"
+    recording.write_text("".join(json.dumps(r) + "\n" for r in replies))
+    config = root / f"{name}.json"
+    config.write_text(
+        json.dumps(
+            {
+                "models": {"recorded": {"provider": "replay", "model": str(recording)}},
+                "agents": {"a": {"model": "recorded", "tools": {"use": ["builtin/bash"]}}},
+            }
+        )
+    )
+    return config
+
+
+@pytest.mark.parametrize(("answer", "removed"), [("y", True), ("n", False)])
+def test_the_demo_asks_before_rm_and_takes_the_answer(
+    tmp_path: Path, env: dict[str, str], answer: str, removed: bool
+) -> None:
+    child = spawn(["demo", "--dir", str(tmp_path / "demo")], env, tmp_path)
+    child.expect("Intended effects:|Arguments:")
+    child.expect(r"Run it\? \[y/N\]: ")
+    assert "rm -rf build" in child.before
+    child.sendline(answer)
+    child.expect("✓ bash" if removed else "✗ bash \\[approval_denied\\]")
+    child.expect("Done: greet\\(\\) now greets by name")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    project = tmp_path / "demo" / "project"
+    assert 'return f"Hello, {name}!"' in (project / "greet.py").read_text()
+    assert (project / "build").exists() is not removed
+
+
+def test_the_demo_without_a_terminal_cannot_approve(tmp_path: Path, env: dict[str, str]) -> None:
+    assert RAW is not None
+    result = subprocess.run(
+        [RAW, "demo", "--dir", str(tmp_path / "d")],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "approval_unavailable" in result.stderr
+    assert (tmp_path / "d" / "project" / "build").exists()
+
+
+def test_ctrl_c_cancels_a_chat_turn_and_the_session_resumes(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    config = replay_config(tmp_path, "slow", SLOW_THEN_DONE)
+    child = spawn(["chat", "--config", str(config)], env, tmp_path)
+    child.expect(r"session ([0-9a-f]{32})")
+    session_id = child.match.group(1)
+    child.expect("you> ")
+    child.sendline("wait for me")
+    child.expect("→ bash")
+    child.sendintr()
+    child.expect("turn ended: cancelled")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+    resumed = replay_config(tmp_path, "resume", [{"text": "Back again."}])
+    assert RAW is not None
+    result = subprocess.run(
+        [RAW, "sessions", "resume", session_id, "go on", "--config", str(resumed), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert events[-1] == {"type": "turn_ended", "reason": "completed", "steps": 1, "error": None}
+    shown = subprocess.run(
+        [RAW, "sessions", "show", session_id, "--json"], env=env, capture_output=True, text=True
+    )
+    roles = [
+        (i["message"]["role"], i["message"].get("error_code"))
+        for i in json.loads(shown.stdout)["items"]
+    ]
+    assert roles == [
+        ("user", None),
+        ("assistant", None),
+        ("tool", "cancelled"),
+        ("user", None),
+        ("assistant", None),
+    ]
+
+
+def test_a_second_ctrl_c_quits_chat(tmp_path: Path, env: dict[str, str]) -> None:
+    config = replay_config(tmp_path, "slow", SLOW_THEN_DONE)
+    child = spawn(["chat", "--config", str(config)], env, tmp_path)
+    child.expect("you> ")
+    child.sendline("wait")
+    child.expect("→ bash")
+    child.sendintr()
+    child.expect("Ctrl-C again quits|turn ended")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_run_reads_the_prompt_from_stdin_and_prints_json_lines(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    config = replay_config(
+        tmp_path,
+        "echo",
+        [
+            {"tool_calls": [{"name": "bash", "arguments": {"commands": [{"command": "echo hi"}]}}]},
+            {"text": "It said hi."},
+        ],
+    )
+    assert RAW is not None
+    result = subprocess.run(
+        [RAW, "run", "--config", str(config), "--json"],
+        env=env,
+        input="say hi",
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "turn_started"
+    assert events[0]["prompt"] == "say hi"
+    assert kinds.count("turn_ended") == 1
+    finished = next(e for e in events if e["type"] == "tool_call_finished")
+    assert "hi" in finished["content"][0]["text"]
+
+
+def test_run_exit_codes(tmp_path: Path, env: dict[str, str]) -> None:
+    assert RAW is not None
+    failing = replay_config(tmp_path, "empty", [])
+    result = subprocess.run(
+        [RAW, "run", "hello", "--config", str(failing)],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 1
+    assert "provider_error" in result.stderr
+    no_model = tmp_path / "nomodel.json"
+    no_model.write_text(json.dumps({"agents": {"a": {"tools": {"use": []}}}}))
+    result = subprocess.run(
+        [RAW, "run", "hello", "--config", str(no_model)],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 2
+    assert "has no model" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_sessions_list_show_and_delete(tmp_path: Path, env: dict[str, str]) -> None:
+    assert RAW is not None
+    config = replay_config(tmp_path, "hi", [{"text": "Hello there."}])
+    subprocess.run(
+        [RAW, "run", "first prompt", "--config", str(config)],
+        env=env,
+        capture_output=True,
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    listed = json.loads(
+        subprocess.run(
+            [RAW, "sessions", "list", "--json"], env=env, capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert [s["title"] for s in listed] == ["first prompt"]
+    session_id = listed[0]["id"]
+    shown = subprocess.run(
+        [RAW, "sessions", "show", session_id], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "you: first prompt" in shown
+    assert "assistant: Hello there." in shown
+    refused = subprocess.run(
+        [RAW, "sessions", "delete", session_id],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert refused.returncode == 2
+    subprocess.run(
+        [RAW, "sessions", "delete", session_id, "-y"], env=env, check=True, capture_output=True
+    )
+    missing = subprocess.run(
+        [RAW, "sessions", "show", session_id, "--json"], env=env, capture_output=True, text=True
+    )
+    assert missing.returncode == 2
+    assert json.loads(missing.stdout)["error"]["code"] == "session_not_found"
+
+
+def test_help_lists_every_command() -> None:
+    assert RAW is not None
+    result = subprocess.run([RAW, "--help"], capture_output=True, text=True, check=True)
+    for command in ("run", "chat", "demo", "sessions", "tools", "policy", "config"):
+        assert f"  {command} " in result.stdout
+    assert sys.modules.get("openai") is None
