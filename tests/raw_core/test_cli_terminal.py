@@ -65,7 +65,7 @@ def test_the_demo_asks_before_rm_and_takes_the_answer(
     child = spawn(["demo", "--dir", str(tmp_path / "demo")], env, tmp_path)
     child.expect("Intended effects:|Arguments:")
     child.expect(r"Run it\? \[y/N\]: ")
-    assert "rm -rf build" in child.before
+    assert "rm -rf old-output" in child.before
     child.sendline(answer)
     child.expect("✓ bash" if removed else "✗ bash \\[approval_denied\\]")
     child.expect("Done: greet\\(\\) now greets by name")
@@ -74,7 +74,7 @@ def test_the_demo_asks_before_rm_and_takes_the_answer(
     assert child.exitstatus == 0
     project = tmp_path / "demo" / "project"
     assert 'return f"Hello, {name}!"' in (project / "greet.py").read_text()
-    assert (project / "build").exists() is not removed
+    assert (project / "old-output").exists() is not removed
 
 
 def test_the_demo_without_a_terminal_cannot_approve(tmp_path: Path, env: dict[str, str]) -> None:
@@ -88,7 +88,7 @@ def test_the_demo_without_a_terminal_cannot_approve(tmp_path: Path, env: dict[st
     )
     assert result.returncode == 0, result.stderr
     assert "approval_unavailable" in result.stderr
-    assert (tmp_path / "d" / "project" / "build").exists()
+    assert (tmp_path / "d" / "project" / "old-output").exists()
 
 
 def test_ctrl_c_cancels_a_chat_turn_and_the_session_resumes(
