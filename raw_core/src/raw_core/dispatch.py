@@ -156,6 +156,14 @@ class Dispatcher:
         self.observers = tuple(observers)
         self.vars = vars
         self.skills = skills
+        self._async_handlers: dict[str, bool] = {}
+
+    def _is_async(self, tool: LoadedTool) -> bool:
+        """Whether the handler is ``async def`` (asked once per tool, then remembered)."""
+        known = self._async_handlers.get(tool.identity)
+        if known is None:
+            known = self._async_handlers[tool.identity] = inspect.iscoroutinefunction(tool.handler)
+        return known
 
     # --- the pipeline --------------------------------------------------------------------
 
@@ -313,7 +321,7 @@ class Dispatcher:
     ) -> ToolResult:
         async def call_handler() -> Any:
             try:
-                if inspect.iscoroutinefunction(tool.handler):
+                if self._is_async(tool):
                     return await tool.handler(info.arguments, context)
                 returned = await anyio.to_thread.run_sync(
                     tool.handler, info.arguments, context, abandon_on_cancel=True

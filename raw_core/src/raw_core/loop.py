@@ -194,6 +194,7 @@ class Session:
         self._lock = anyio.Lock()
         self._signal: CancellationSignal | None = None
         self._pending_change: RuntimeChanged | None = None
+        self._listening = True
         self._context: list[Message] = []
         self._has_placeholders = False
 
@@ -318,6 +319,9 @@ class Session:
 
     def _emitter(self, on_event: Callable[[LoopEvent], Any] | None) -> Callable[[LoopEvent], None]:
         hooks = self._host.hook.raw_session_event.get_hookimpls() if self._host is not None else []
+        # With nobody listening, the events of each step (deltas, calls, results) are not
+        # built at all; the terminal event is still returned by run_turn.
+        self._listening = on_event is not None or bool(hooks)
 
         def emit(event: LoopEvent) -> None:
             if on_event is not None:
@@ -354,16 +358,17 @@ class Session:
                     end = TurnEnded(reason="cancelled", steps=steps)
                     break
                 self._commit([assistant])
-                emit(
-                    AssistantCommitted(
-                        text=assistant.text,
-                        step=steps,
-                        tool_calls=tuple(
-                            {"id": c.id, "name": c.name, "arguments": c.arguments}
-                            for c in assistant.tool_calls
-                        ),
+                if self._listening:
+                    emit(
+                        AssistantCommitted(
+                            text=assistant.text,
+                            step=steps,
+                            tool_calls=tuple(
+                                {"id": c.id, "name": c.name, "arguments": c.arguments}
+                                for c in assistant.tool_calls
+                            ),
+                        )
                     )
-                )
                 if not assistant.tool_calls:
                     end = TurnEnded(reason="completed", steps=steps)
                     break
@@ -428,7 +433,7 @@ class Session:
             stream = self.provider.stream(request)
             try:
                 async for event in stream:
-                    self._take(draft, event, step, emit)
+                    self._take(draft, event, step, emit, self._listening)
             except ProviderError:
                 raise
             except Exception as exc:
@@ -445,10 +450,13 @@ class Session:
         return draft.message(step)
 
     @staticmethod
-    def _take(draft: _Draft, event: Any, step: int, emit: Callable[[LoopEvent], None]) -> None:
+    def _take(
+        draft: _Draft, event: Any, step: int, emit: Callable[[LoopEvent], None], listening: bool
+    ) -> None:
         if isinstance(event, ProviderText):
             draft.text.append(event.text)
-            emit(TextDelta(text=event.text, step=step))
+            if listening:
+                emit(TextDelta(text=event.text, step=step))
         elif isinstance(event, ToolCallStart):
             draft.calls[event.index] = [event.id, event.name, [], False]
         elif isinstance(event, ToolCallDelta):
@@ -461,7 +469,7 @@ class Session:
             draft.calls[event.index][3] = True
         elif isinstance(event, PartEvent):
             draft.parts.append(event.part)
-        elif isinstance(event, UsageEvent):
+        elif isinstance(event, UsageEvent) and listening:
             emit(
                 Usage(
                     input_tokens=event.input_tokens,
@@ -473,7 +481,7 @@ class Session:
             )
         elif isinstance(event, StopEvent):
             draft.stop = event.reason
-        else:
+        elif not isinstance(event, UsageEvent):
             raise ProviderFailed(f"unknown provider event {type(event).__name__}")
 
     async def _run_calls(
@@ -487,22 +495,26 @@ class Session:
             if signal.cancelled:
                 self._cancel_rest(calls[index:])
                 return True
-            emit(ToolCallStarted(tool_call_id=call.id, name=call.name, arguments=call.arguments))
+            if self._listening:
+                emit(
+                    ToolCallStarted(tool_call_id=call.id, name=call.name, arguments=call.arguments)
+                )
             result = await self.dispatcher.dispatch(
                 DispatchCall(id=call.id, name=call.name, arguments=call.arguments), signal=signal
             )
             self._commit([_result_message(call.id, result)])
-            emit(
-                ToolCallFinished(
-                    tool_call_id=call.id,
-                    name=call.name,
-                    status=result.status,
-                    code=result.code,
-                    effects=thaw(result.effects),
-                    content=tuple(thaw(result.content)),
-                    full_content=tuple(thaw(result.full_content)),
+            if self._listening:
+                emit(
+                    ToolCallFinished(
+                        tool_call_id=call.id,
+                        name=call.name,
+                        status=result.status,
+                        code=result.code,
+                        effects=thaw(result.effects),
+                        content=tuple(thaw(result.content)),
+                        full_content=tuple(thaw(result.full_content)),
+                    )
                 )
-            )
             if result.code == Cancelled.code:
                 self._cancel_rest(calls[index + 1 :])
                 return True

@@ -402,7 +402,7 @@ def test_prune_removes_sessions_idle_longer_than_the_expiry(store: SessionStore)
     assert list((store.path.parent / "locks").iterdir()) == []
     with raw_connection(store) as raw:
         assert raw.execute("SELECT count(*) FROM display").fetchone() == (0,)
-        assert raw.execute("SELECT count(*) FROM context").fetchone() == (0,)
+        assert raw.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
 
 
 def test_reading_and_listing_do_not_renew_a_session(store: SessionStore) -> None:

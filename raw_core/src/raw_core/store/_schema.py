@@ -36,10 +36,11 @@ APPLICATION_ID = 0x72617731  # "raw1"
 # display: the display history, append-only. ``seq`` is one increasing sequence across the
 #   file; a session's items are its rows in ``seq`` order (the index makes keyset paging a
 #   range scan).
-# context: the model context, ordered by ``pos``. A row whose ``body`` is NULL stands for
-#   the display row with ``seq = pos`` (the message is stored once); a row with a body is a
-#   compaction summary, placed at the position of the first message it replaced.
-# ``format`` is the message format (messages.MESSAGE_FORMAT) of the row's body.
+# The model context is not a table of its own: it is the session's compaction summary (if
+#   any: ``summary_format``/``summary_body`` on the sessions row) followed by the session's
+#   display rows from ``context_from`` on. Appending a message therefore writes one display
+#   row and nothing else, and a compaction rewrites one sessions row.
+# ``format`` is the message format (messages.MESSAGE_FORMAT) of a body.
 _STEPS: tuple[tuple[str, ...], ...] = (
     (
         """
@@ -48,7 +49,11 @@ _STEPS: tuple[tuple[str, ...], ...] = (
             title TEXT NOT NULL,
             created_at INTEGER NOT NULL,
             last_activity INTEGER NOT NULL,
-            state TEXT NOT NULL DEFAULT '{}'
+            state TEXT NOT NULL DEFAULT '{}',
+            context_from INTEGER NOT NULL DEFAULT 0,
+            summary_format INTEGER,
+            summary_body TEXT,
+            CHECK ((summary_format IS NULL) = (summary_body IS NULL))
         )
         """,
         "CREATE INDEX sessions_by_activity ON sessions (last_activity)",
@@ -62,16 +67,6 @@ _STEPS: tuple[tuple[str, ...], ...] = (
         )
         """,
         "CREATE INDEX display_by_session ON display (session_id, seq)",
-        """
-        CREATE TABLE context (
-            pos INTEGER PRIMARY KEY,
-            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-            format INTEGER,
-            body TEXT,
-            CHECK ((format IS NULL) = (body IS NULL))
-        )
-        """,
-        "CREATE INDEX context_by_session ON context (session_id, pos)",
     ),
 )
 

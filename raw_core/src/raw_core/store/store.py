@@ -175,11 +175,26 @@ _PAGE_NEWEST_FIRST = (
     "SELECT seq, created_at, format, body FROM display"
     " WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
 )
-_CONTEXT = (
-    "SELECT c.pos, coalesce(c.format, d.format), coalesce(c.body, d.body)"
-    " FROM context AS c LEFT JOIN display AS d ON c.body IS NULL AND d.seq = c.pos"
-    " WHERE c.session_id = ? ORDER BY c.pos"
+_CONTEXT_HEAD = "SELECT context_from, summary_format, summary_body FROM sessions WHERE id = ?"
+_CONTEXT_TAIL = (
+    "SELECT seq, format, body FROM display WHERE session_id = ? AND seq >= ? ORDER BY seq"
 )
+
+
+def _context_rows(
+    connection: sqlite3.Connection, session_id: str
+) -> list[tuple[int, int | None, str | None]]:
+    """``(position, format, body)`` of the model context: the summary (position 0), then
+    the display rows from ``context_from`` on. Call inside a read transaction."""
+    head = connection.execute(_CONTEXT_HEAD, (session_id,)).fetchone()
+    if head is None:
+        return []
+    context_from, summary_format, summary_body = head
+    rows: list[tuple[int, int | None, str | None]] = []
+    if summary_body is not None:
+        rows.append((0, summary_format, summary_body))
+    rows.extend(connection.execute(_CONTEXT_TAIL, (session_id, context_from)).fetchall())
+    return rows
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -310,7 +325,7 @@ class SessionReader:
         compaction summary in place of the messages it replaced)."""
         with read_transaction(self._connection, self._path) as connection:
             self._require(connection)
-            rows = connection.execute(_CONTEXT, (self._session_id,)).fetchall()
+            rows = _context_rows(connection, self._session_id)
         return tuple(
             _decode(self._path, self._session_id, pos, fmt, body) for pos, fmt, body in rows
         )
@@ -370,16 +385,9 @@ class SessionWriter(SessionReader):
         with write_transaction(self._connection, self._path) as connection:
             if touch:
                 self._touch(connection, now)
-            seqs = [
-                connection.execute(
-                    "INSERT INTO display (session_id, created_at, format, body)"
-                    " VALUES (?, ?, ?, ?)",
-                    (sid, now, MESSAGE_FORMAT, body),
-                ).lastrowid
-                for body in bodies
-            ]
             connection.executemany(
-                "INSERT INTO context (pos, session_id) VALUES (?, ?)", [(seq, sid) for seq in seqs]
+                "INSERT INTO display (session_id, created_at, format, body) VALUES (?, ?, ?, ?)",
+                [(sid, now, MESSAGE_FORMAT, body) for body in bodies],
             )
         if touch:
             self._touched_at = now
@@ -405,42 +413,28 @@ class SessionWriter(SessionReader):
         sid = self._session_id
         with write_transaction(self._connection, self._path) as connection:
             self._touch(connection, _now_ms())
-            bounds = connection.execute(
-                "SELECT pos FROM context WHERE session_id = ? ORDER BY pos LIMIT 2 OFFSET ?",
-                (sid, replace_first - 1),
-            ).fetchall()
-            if not bounds:
-                (count,) = connection.execute(
-                    "SELECT count(*) FROM context WHERE session_id = ?", (sid,)
-                ).fetchone()
+            rows = _context_rows(connection, sid)
+            if replace_first > len(rows):
                 raise ValueError(
-                    f"the model context holds {count} messages; cannot replace the first "
+                    f"the model context holds {len(rows)} messages; cannot replace the first "
                     f"{replace_first}"
                 )
-            if len(bounds) == 2 and self._is_tool_result(connection, bounds[1][0]):
-                raise ValueError(
-                    f"replacing the first {replace_first} messages would leave a tool result "
-                    "without the call it answers; replace fewer or more"
-                )
-            (first,) = connection.execute(
-                "SELECT min(pos) FROM context WHERE session_id = ?", (sid,)
-            ).fetchone()
+            if replace_first < len(rows):
+                seq, fmt, kept = rows[replace_first]
+                if isinstance(_decode(self._path, sid, seq, fmt, kept), ToolResultMessage):
+                    raise ValueError(
+                        f"replacing the first {replace_first} messages would leave a tool "
+                        "result without the call it answers; replace fewer or more"
+                    )
+                context_from = seq
+            else:
+                (last,) = connection.execute("SELECT coalesce(max(seq), 0) FROM display").fetchone()
+                context_from = last + 1
             connection.execute(
-                "DELETE FROM context WHERE session_id = ? AND pos BETWEEN ? AND ?",
-                (sid, first, bounds[0][0]),
+                "UPDATE sessions SET context_from = ?, summary_format = ?, summary_body = ?"
+                " WHERE id = ?",
+                (context_from, MESSAGE_FORMAT, body, sid),
             )
-            connection.execute(
-                "INSERT INTO context (pos, session_id, format, body) VALUES (?, ?, ?, ?)",
-                (first, sid, MESSAGE_FORMAT, body),
-            )
-
-    def _is_tool_result(self, connection: sqlite3.Connection, pos: int) -> bool:
-        (fmt, body) = connection.execute(
-            "SELECT coalesce(c.format, d.format), coalesce(c.body, d.body) FROM context AS c"
-            " LEFT JOIN display AS d ON c.body IS NULL AND d.seq = c.pos WHERE c.pos = ?",
-            (pos,),
-        ).fetchone()
-        return isinstance(_decode(self._path, self._session_id, pos, fmt, body), ToolResultMessage)
 
     def set_state(self, state: Mapping[str, Any]) -> None:
         """Replace the session's runtime state: a small JSON object the agent loop keeps
