@@ -252,3 +252,31 @@ def test_help_lists_every_command() -> None:
     for command in ("run", "chat", "demo", "sessions", "tools", "policy", "config"):
         assert f"  {command} " in result.stdout
     assert sys.modules.get("openai") is None
+
+
+def test_sessions_prune_deletes_only_expired_sessions(tmp_path: Path, env: dict[str, str]) -> None:
+    assert RAW is not None
+    config = replay_config(tmp_path, "hi", [{"text": "Hello."}])
+    subprocess.run(
+        [RAW, "run", "keep me", "--config", str(config)],
+        env=env,
+        check=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
+    kept = subprocess.run(
+        [RAW, "sessions", "prune", "--json"], env=env, capture_output=True, text=True, check=True
+    )
+    assert json.loads(kept.stdout) == {"deleted": []}
+    gone = subprocess.run(
+        [RAW, "sessions", "prune", "--days", "0.000001", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert len(json.loads(gone.stdout)["deleted"]) == 1
+    listed = subprocess.run(
+        [RAW, "sessions", "list", "--json"], env=env, capture_output=True, text=True, check=True
+    )
+    assert json.loads(listed.stdout) == []

@@ -145,12 +145,15 @@ async def test_plugins_observe_turn_events(store: SessionStore, agent: Agent) ->
 
     host = PluginHost()
     host.register(Observer(), name="observer")
-    async with Runtime(store, host=host).open_session(
-        agent, ScriptedProvider([Reply(text="hi")])
-    ) as session:
+    provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "x"}),)), Reply(text="hi")])
+    async with Runtime(store, host=host).open_session(agent, provider) as session:
         await session.run_turn("go")
-    assert [e["type"] for e in seen] == [
+    kinds = [e["type"] for e in seen]
+    assert kinds == [
         "turn_started",
+        "assistant_committed",
+        "tool_call_started",
+        "tool_call_finished",
         "text_delta",
         "assistant_committed",
         "turn_ended",

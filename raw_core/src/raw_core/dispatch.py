@@ -124,8 +124,9 @@ class Dispatcher:
     non-interactive run) an ask ends as ``approval_unavailable``. ``vars`` and ``skills``
     are the agent's services, handed to tools in their context. A handler may raise any
     :class:`~raw_core.errors.RawError`: the call then ends with that error's code.
-    ``observers`` receive a detached copy of each finished call (as do plug-ins'
-    ``raw_session_event`` hooks).
+    ``observers`` receive a detached copy of each finished call, as do plug-ins'
+    ``raw_session_event`` hooks unless ``hook_events`` is false (the agent loop turns it off:
+    it reports calls to those hooks in its own events).
     """
 
     def __init__(
@@ -143,6 +144,7 @@ class Dispatcher:
         observers: Sequence[Callable[[dict[str, Any]], Any]] = (),
         vars: Any = None,
         skills: Any = None,
+        hook_events: bool = True,
     ) -> None:
         self.registry = registry
         self.policy: PolicyView = policy if policy is not None else _AllowAll()
@@ -157,6 +159,7 @@ class Dispatcher:
         self.vars = vars
         self.skills = skills
         self._async_handlers: dict[str, bool] = {}
+        self.hook_events = hook_events
 
     def _is_async(self, tool: LoadedTool) -> bool:
         """Whether the handler is ``async def`` (asked once per tool, then remembered)."""
@@ -214,7 +217,7 @@ class Dispatcher:
             result = await self._run(tool, info, context, signal)
         except RawError as error:  # DispatchError, or a RawError a handler raised
             result = ToolResult.from_error(error, effects=effects)
-        if self.observers or self.host is not None:
+        if self.observers or (self.host is not None and self.hook_events):
             self._emit(call, tool, arguments, effects, result)
         return result
 
@@ -413,7 +416,7 @@ class Dispatcher:
                 "result": result.to_dict(),
             }
 
-        emit_event(self.host, self.observers, make)
+        emit_event(self.host if self.hook_events else None, self.observers, make)
 
 
 def _wrap(

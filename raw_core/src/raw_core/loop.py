@@ -568,6 +568,7 @@ class Runtime:
                 max_output_bytes=max_output_bytes or agent.config.max_output_bytes,
                 vars=agent.vars,
                 skills=skills,
+                hook_events=False,
             )
             definitions = (
                 describe_definitions(agent.definitions(), self.host)

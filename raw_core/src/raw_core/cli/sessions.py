@@ -187,3 +187,35 @@ def delete(session_id: str, yes: bool, as_json: bool) -> None:
     else:
         click.echo(f"deleted {session_id}")
     sys.exit(EXIT_OK)
+
+
+@sessions.command("prune")
+@click.option(
+    "--days",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Expire after this many days without activity (default: the config's"
+    " sessions.expire_after_days, else 30).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print {deleted: [ids]}.")
+def prune(days: float | None, as_json: bool) -> None:
+    """Delete the sessions that have expired. Safe while raw runs elsewhere: a session open
+    for writing is skipped."""
+    from raw_core.config import load_config
+    from raw_core.discovery import find_config
+    from raw_core.store import DEFAULT_EXPIRE_AFTER_DAYS, SessionStore
+
+    if days is None:
+        try:
+            days = load_config(find_config()).sessions.expire_after_days
+        except RawError:
+            days = DEFAULT_EXPIRE_AFTER_DAYS
+    try:
+        with SessionStore.open(expire_after_days=days) as store:
+            deleted = store.prune()
+    except RawError as exc:
+        fail(exc, as_json=as_json)
+    if as_json:
+        click.echo(json.dumps({"deleted": list(deleted)}))
+    else:
+        click.echo(f"deleted {len(deleted)} expired session{'s' if len(deleted) != 1 else ''}")
