@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 import sys
 
-import anyio
-
 __all__ = ["LineReader"]
 
 
@@ -28,6 +26,8 @@ class LineReader:
         if prompt:
             sys.stderr.write(prompt)
             sys.stderr.flush()
+        import anyio  # imported when first used: it costs startup time
+
         while b"\n" not in self._buffer and not self._eof:
             await anyio.wait_readable(self._fd)
             chunk = os.read(self._fd, 4096)

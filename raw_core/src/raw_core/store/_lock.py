@@ -18,8 +18,6 @@ import time
 import warnings
 from pathlib import Path
 
-import anyio
-
 from raw_core.errors import SessionLocked, StorageFull
 
 __all__ = ["POLL_INTERVAL", "SessionLock", "acquire", "acquire_async"]
@@ -114,6 +112,8 @@ def acquire(path: Path, *, session_id: str, wait: float) -> SessionLock:
 
 async def acquire_async(path: Path, *, session_id: str, wait: float) -> SessionLock:
     """:func:`acquire` for async callers: waits with ``anyio.sleep``, never blocking the loop."""
+    import anyio  # only async callers pay for importing it
+
     deadline = anyio.current_time() + wait
     while True:
         lock = SessionLock.try_acquire(path)

@@ -27,7 +27,6 @@ from types import TracebackType
 from typing import Any
 
 import attrs
-import platformdirs
 
 from raw_core.errors import InvalidCursor, SessionNotFound, StoreCorrupt, StoreTooNew
 from raw_core.store import _lock
@@ -65,6 +64,8 @@ _LAST_SEQ = 2**63 - 1  # SQLite's largest integer: "before the end"
 
 def default_store_directory() -> Path:
     """Where sessions live unless told otherwise: ``platformdirs.user_state_dir("raw")``."""
+    import platformdirs  # imported when needed: it costs startup time
+
     return Path(platformdirs.user_state_dir("raw", appauthor=False))
 
 
