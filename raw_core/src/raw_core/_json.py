@@ -1,13 +1,15 @@
 """Strict JSON reading: the parser every untrusted JSON document goes through.
 
-``json.loads`` keeps the last of duplicate keys, accepts ``NaN`` and ``Infinity``, and
-raises ``RecursionError`` on deep nesting. This module refuses all three, and bounds size
-and depth, raising :class:`JsonInputError` with a message that says what was found.
+``json.loads`` keeps the last of duplicate keys, accepts ``NaN`` and ``Infinity`` (and turns
+``1e400`` into infinity), and raises ``RecursionError`` on deep nesting. This module refuses
+all of these, and bounds size and depth, raising :class:`JsonInputError` with a message that
+says what was found.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "JsonInputError", "loads_strict"]
@@ -21,6 +23,13 @@ class JsonInputError(ValueError):
 
 def _reject_constant(name: str) -> Any:
     raise JsonInputError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise JsonInputError(f"the number {text[:40]} is too large for a float")
+    return value
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -68,7 +77,12 @@ def loads_strict(
     if max_bytes is not None and size > max_bytes:
         raise JsonInputError(f"{size} bytes is over the limit of {max_bytes} bytes")
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_reject_constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=_pairs,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+        )
     except json.JSONDecodeError as exc:
         raise JsonInputError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:

@@ -76,6 +76,60 @@ _NO_EQUIVALENT: Final = (
 _ONLY_2020: Final = ("prefixItems", "dependentRequired", "dependentSchemas")
 
 
+_TYPE_NAMES: Final = frozenset(
+    {"array", "boolean", "integer", "null", "number", "object", "string"}
+)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_type(value: Any) -> bool:
+    if isinstance(value, str):
+        return value in _TYPE_NAMES
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, str) and v in _TYPE_NAMES for v in value)
+        and len(set(value)) == len(value)
+    )
+
+
+def _is_names(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and all(isinstance(v, str) for v in value)
+        and len(set(value)) == len(value)
+    )
+
+
+# What the value of each non-schema keyword must be (draft-07's meta-schema): a schema with
+# "multipleOf": 0 or "type": "strin" is refused when the tool loads, not when it is called.
+_KEYWORD_VALUES: Final[dict[str, tuple[str, Callable[[Any], bool]]]] = {
+    "type": ("a type name or an array of distinct type names", _is_type),
+    "enum": ("an array", lambda v: isinstance(v, list)),
+    "required": ("an array of distinct strings", _is_names),
+    "multipleOf": ("a number greater than 0", lambda v: _is_number(v) and v > 0),
+    "maximum": ("a number", _is_number),
+    "minimum": ("a number", _is_number),
+    "exclusiveMaximum": ("a number", _is_number),
+    "exclusiveMinimum": ("a number", _is_number),
+    "maxLength": ("a non-negative integer", _is_count),
+    "minLength": ("a non-negative integer", _is_count),
+    "maxItems": ("a non-negative integer", _is_count),
+    "minItems": ("a non-negative integer", _is_count),
+    "maxProperties": ("a non-negative integer", _is_count),
+    "minProperties": ("a non-negative integer", _is_count),
+    "uniqueItems": ("a boolean", lambda v: isinstance(v, bool)),
+    "format": ("a string", lambda v: isinstance(v, str)),
+}
+
+
 class SchemaDefinitionError(ValueError):
     """The schema itself is unusable; ``path`` is the JSON path inside the schema."""
 
@@ -184,6 +238,11 @@ class _Preparer:
             if not isinstance(value, str):
                 raise self.fail("'pattern' must be a string", here)
             _check_pattern(value, here)
+            return value
+        if key in _KEYWORD_VALUES:
+            expected, check = _KEYWORD_VALUES[key]
+            if not check(value):
+                raise self.fail(f"{key!r} must be {expected}, found {value!r}", here)
             return value
         if key in _ONE:
             return self.schema(value, here)

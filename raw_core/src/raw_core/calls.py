@@ -116,7 +116,7 @@ class ToolContext:
 class Verdict:
     """A decision about one call, with the reason the model reads on a deny."""
 
-    decision: Decision
+    decision: Decision = attrs.field(validator=attrs.validators.in_(("allow", "ask", "deny")))
     reason: str | None = None
 
     def tighter_than(self, other: Verdict) -> bool:

@@ -20,6 +20,7 @@ detached copies.
 from __future__ import annotations
 
 import inspect
+import logging
 import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -45,13 +46,14 @@ from raw_core.errors import (
     Denied,
     EffectsInvalid,
     HandlerError,
+    HookFailed,
     InvalidArguments,
     RawError,
     Timeout,
     ToolError,
     ToolNotExposed,
 )
-from raw_core.frozen import freeze, thaw
+from raw_core.frozen import fingerprint, freeze, thaw
 from raw_core.hooks import (
     DEFAULT_HOOK_TIMEOUT,
     collect_middlewares,
@@ -76,6 +78,8 @@ __all__ = [
     "PolicyDecision",
     "PolicyView",
 ]
+
+logger = logging.getLogger("raw_core.dispatch")
 
 DEFAULT_MAX_ARGUMENT_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_HANDLER_TIMEOUT: Final = 600.0
@@ -204,6 +208,10 @@ class Dispatcher:
                 source=call.source,
             )
             verdict = self._decide(tool, arguments, effects)
+            # Hooks, approval and middlewares receive the frozen values; a dict can still be
+            # changed through dict's own methods, so check nothing did before each use.
+            guarded = self.host is not None or verdict.decision == "ask"
+            sealed = fingerprint([arguments, effects]) if guarded else ""
             if self.host is not None:
                 verdict = await run_check_hooks(
                     self.host,
@@ -212,11 +220,19 @@ class Dispatcher:
                     limit=self.hook_timeout,
                     wait=lambda answer, limit: self._guard(signal, limit, answer),
                 )
+                _check_sealed(sealed, arguments, effects, "a check hook")
             if verdict.decision == "ask":
                 await self._approve(info, verdict, signal)
-            result = await self._run(tool, info, context, signal)
+                _check_sealed(sealed, arguments, effects, "the approval callback")
+            result = await self._run(tool, info, context, signal, sealed)
         except RawError as error:  # DispatchError, or a RawError a handler raised
             result = ToolResult.from_error(error, effects=effects)
+        except Exception as exc:  # a fault of raw's own or of a plug-in: still a result
+            logger.exception("dispatching %s failed", call.name)
+            result = ToolResult.from_error(
+                HandlerError(f"the call failed inside raw: {type(exc).__name__}: {exc}"),
+                effects=effects,
+            )
         if self.observers or (self.host is not None and self.hook_events):
             self._emit(call, tool, arguments, effects, result)
         return result
@@ -320,9 +336,16 @@ class Dispatcher:
             raise ApprovalDenied(f"{info.identity} was not approved", tool=info.identity)
 
     async def _run(
-        self, tool: LoadedTool, info: CallInfo, context: ToolContext, signal: CancellationSignal
+        self,
+        tool: LoadedTool,
+        info: CallInfo,
+        context: ToolContext,
+        signal: CancellationSignal,
+        sealed: str,
     ) -> ToolResult:
         async def call_handler() -> Any:
+            if sealed:
+                _check_sealed(sealed, info.arguments, info.effects, "a call middleware")
             try:
                 if self._is_async(tool):
                     return await tool.handler(info.arguments, context)
@@ -417,6 +440,15 @@ class Dispatcher:
             }
 
         emit_event(self.host if self.hook_events else None, self.observers, make)
+
+
+def _check_sealed(sealed: str, arguments: Any, effects: Any, who: str) -> None:
+    """Fail closed when the validated arguments or effects no longer read as they did."""
+    if sealed and fingerprint([arguments, effects]) != sealed:
+        raise HookFailed(
+            f"{who} changed the call's arguments or effects after they were validated;"
+            " they are never rewritten, so the call is stopped"
+        )
 
 
 def _wrap(

@@ -47,7 +47,8 @@ The tree::
     │   ├── ProviderUnavailable       provider_unavailable
     │   └── ProviderFailed            provider_error
     ├── LoopError                     the agent loop refuses an operation
-    │   └── TurnInProgress            turn_in_progress
+    │   ├── TurnInProgress            turn_in_progress
+    │   └── InternalError             internal_error
     └── StoreError                    the session store refuses an operation
         ├── SessionNotFound           session_not_found
         ├── SessionLocked             session_locked
@@ -83,6 +84,7 @@ __all__ = [
     "HandlerError",
     "HookDenied",
     "HookFailed",
+    "InternalError",
     "InvalidArguments",
     "InvalidCursor",
     "LoopError",
@@ -452,6 +454,12 @@ class TurnInProgress(LoopError):
     """A session runs one turn at a time; another turn is running."""
 
     code = "turn_in_progress"
+
+
+class InternalError(LoopError):
+    """raw or a plug-in failed in a way it should not (a bug); the turn ended cleanly."""
+
+    code = "internal_error"
 
 
 # --- the session store -----------------------------------------------------------------

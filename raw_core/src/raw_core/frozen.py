@@ -5,13 +5,20 @@ can rewrite them: objects become :class:`FrozenDict` (a ``dict`` whose mutating 
 raise ``TypeError``) and arrays become tuples. Both still serialize with ``json.dumps`` and
 read like the plain values (``args["files"][0]["path"]``). :func:`thaw` makes a detached,
 mutable deep copy for renderers and event subscribers.
+
+A ``dict`` subclass can still be changed through ``dict``'s own methods
+(``dict.__setitem__(args, ...)``); Python offers no mapping that is both read-only and a
+``dict``. The dispatcher therefore also checks, with :func:`fingerprint`, that hooks and
+approval left the arguments and effects exactly as validated, and fails the call closed
+otherwise.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, NoReturn
 
-__all__ = ["FrozenDict", "freeze", "thaw"]
+__all__ = ["FrozenDict", "fingerprint", "freeze", "thaw"]
 
 
 class FrozenDict(dict[str, Any]):
@@ -19,7 +26,17 @@ class FrozenDict(dict[str, Any]):
 
     __slots__ = ()
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Only ever made empty (then filled by freeze()): calling __init__ again on a
+        # filled mapping would otherwise rewrite it in place.
+        if args or kwargs or len(self):
+            raise TypeError("tool arguments are frozen: they cannot be changed")
+        super().__init__()
+
     def _readonly(self, *_args: Any, **_kwargs: Any) -> NoReturn:
+        raise TypeError("tool arguments are frozen: they cannot be changed")
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:  # __class__ too
         raise TypeError("tool arguments are frozen: they cannot be changed")
 
     __setitem__ = _readonly
@@ -70,3 +87,8 @@ def thaw(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [thaw(item) for item in value]
     return value
+
+
+def fingerprint(value: Any) -> str:
+    """A canonical text of a JSON value: equal values, equal texts (keys sorted)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -104,7 +104,7 @@ async def run_check_hooks(
             ) from exc
         if answer is None:
             continue
-        if not isinstance(answer, Verdict):
+        if not isinstance(answer, Verdict) or answer.decision not in ("allow", "ask", "deny"):
             raise HookFailed(
                 f"check hook of plug-in {name!r} answered {type(answer).__name__}, not a Verdict",
                 hook=name,
@@ -128,9 +128,22 @@ def collect_middlewares(host: PluginHost, call: CallInfo) -> list[tuple[str, Mid
     (registration order)."""
     found = []
     for impl in host.hook.raw_tool_call.get_hookimpls():
-        middleware = _call_impl(impl, call=call)
-        if middleware is not None:
-            found.append((impl.plugin_name, middleware))
+        try:
+            middleware = _call_impl(impl, call=call)
+        except Exception as exc:
+            raise HookFailed(
+                f"raw_tool_call of plug-in {impl.plugin_name!r} raised {type(exc).__name__}: {exc}",
+                hook=impl.plugin_name,
+            ) from exc
+        if middleware is None:
+            continue
+        if not callable(middleware):
+            raise HookFailed(
+                f"raw_tool_call of plug-in {impl.plugin_name!r} returned"
+                f" {type(middleware).__name__}, not a middleware",
+                hook=impl.plugin_name,
+            )
+        found.append((impl.plugin_name, middleware))
     return found
 
 

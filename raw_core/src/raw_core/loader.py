@@ -21,7 +21,12 @@ from typing import Any, Final
 
 import attrs
 
-from raw_core._schema import SchemaValidator, compile_schema, prepare_schema
+from raw_core._schema import (
+    SchemaDefinitionError,
+    SchemaValidator,
+    compile_schema,
+    prepare_schema,
+)
 from raw_core.errors import (
     ManifestInvalid,
     ToolEntryInvalid,
@@ -130,9 +135,9 @@ class ToolLoader:
                 field="$.id",
                 tool=label,
             )
-        input_validator = compile_schema(prepare_schema(manifest.input_schema))
+        input_validator = _compile(manifest.input_schema, "$.input_schema", label)
         effects_validator = (
-            compile_schema(prepare_schema(manifest.effects_schema))
+            _compile(manifest.effects_schema, "$.effects_schema", label)
             if manifest.effects_schema is not None
             else None
         )
@@ -213,6 +218,16 @@ class ToolLoader:
             raise
         self._modules[entry] = _CachedModule(stamp=stamp, module=module)
         return module
+
+
+def _compile(schema: Any, field: str, label: str) -> SchemaValidator:
+    """Prepare and compile a manifest's schema; its faults are ``manifest_invalid``."""
+    try:
+        return compile_schema(prepare_schema(schema, path=field))
+    except SchemaDefinitionError as exc:
+        raise ManifestInvalid(
+            exc.message, field=exc.path if exc.path != "$" else field, tool=label
+        ) from None
 
 
 def _optional_callable(module: ModuleType, name: str, label: str) -> Callable[..., Any] | None:

@@ -19,6 +19,7 @@ Use it through :class:`Runtime`::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -36,6 +37,7 @@ from raw_core.calls import ToolCall as DispatchCall
 from raw_core.dispatch import Dispatcher
 from raw_core.errors import (
     Cancelled,
+    InternalError,
     MaxStepsReached,
     ProviderError,
     ProviderFailed,
@@ -127,6 +129,10 @@ def _error_message(call_id: str, code: str, text: str) -> ToolResultMessage:
         error_code=code,
         content=(TextBlock(text=f"error [{code}]: {text}"),),
     )
+
+
+def _cancelled(signal: CancellationSignal) -> bool:
+    return signal.cancelled
 
 
 def _has_placeholder(messages: Sequence[Message]) -> bool:
@@ -278,15 +284,20 @@ class Session:
             self._signal.cancel(reason)
 
     async def run_turn(
-        self, prompt: str, *, on_event: Callable[[LoopEvent], Any] | None = None
+        self,
+        prompt: str,
+        *,
+        on_event: Callable[[LoopEvent], Any] | None = None,
+        signal: CancellationSignal | None = None,
     ) -> TurnEnded:
         """Run one turn; ``on_event`` receives each event (its failures are logged, not
-        raised). Returns the terminal event. Raises ``turn_in_progress`` when a turn is
-        already running in this session."""
+        raised). Returns the terminal event. ``signal`` lets the caller cancel the turn
+        (:meth:`cancel` does too). Raises ``turn_in_progress`` when a turn is already
+        running in this session."""
         if self._lock.locked():
             raise TurnInProgress(f"session {self.id} is running a turn", session_id=self.id)
         async with self._lock:
-            signal = CancellationSignal()
+            signal = signal if signal is not None else CancellationSignal()
             self._signal = signal
             try:
                 return await self._turn(prompt, signal, self._emitter(on_event))
@@ -301,21 +312,28 @@ class Session:
                 async for event in events:
                     ...
 
-        The turn runs in a task of this block; leaving the block early cancels it.
+        The turn runs in a task of this block; leaving the block early cancels it (calls
+        that finished keep their results, the others are recorded as cancelled).
         """
         send, receive = anyio.create_memory_object_stream[LoopEvent](float("inf"))
+        signal = CancellationSignal()
+
+        def deliver(event: LoopEvent) -> None:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                send.send_nowait(event)
+
         async with anyio.create_task_group() as group:
 
             async def run() -> None:
                 with send:
-                    await self.run_turn(prompt, on_event=send.send_nowait)
+                    await self.run_turn(prompt, on_event=deliver, signal=signal)
 
             group.start_soon(run)
             try:
                 with receive:
                     yield receive
             finally:
-                self.cancel("the event stream was closed")
+                signal.cancel("the event stream was closed")
 
     def _emitter(self, on_event: Callable[[LoopEvent], Any] | None) -> Callable[[LoopEvent], None]:
         hooks = self._host.hook.raw_session_event.get_hookimpls() if self._host is not None else []
@@ -346,6 +364,10 @@ class Session:
             self._pending_change = None
         steps = 0
         end: TurnEnded
+        if _cancelled(signal):  # cancelled before it began: nothing is committed
+            end = TurnEnded(reason="cancelled", steps=0)
+            emit(end)
+            return end
         try:
             self._commit([self._user_message(prompt)])
             while True:
@@ -390,6 +412,13 @@ class Session:
                     break
         except RawError as exc:
             end = TurnEnded(reason="error", steps=steps, error=exc.to_dict())
+        except Exception as exc:  # a fault of raw or a plug-in: still one terminal event
+            logger.exception("the turn failed inside raw")
+            end = TurnEnded(
+                reason="error",
+                steps=steps,
+                error=InternalError(f"{type(exc).__name__}: {exc}").to_dict(),
+            )
         try:
             self._save_skills_seen()
             self._writer.end_turn()

@@ -21,10 +21,11 @@ returns it):
 * ``allOf``: every branch applies at once, so what the branches declare about the field is
   combined (its possible types are intersected).
 * ``anyOf``, ``oneOf``, ``then``/``else`` of an ``if``, and schema-valued
-  ``dependencies`` are alternatives. An alternative that does not mention the field is
-  neutral.
-* The path resolves when at least one alternative declares the field and every alternative
-  that declares it types it as a string: ``"type": "string"``, or ``["string", "null"]``
+  ``dependencies`` are alternatives. An alternative that does not mention the field lets it
+  hold anything, unless it forbids unknown fields (``"additionalProperties": false``); the
+  same goes for items past a tuple's ``items`` without ``additionalItems: false``.
+* The path resolves when every alternative either declares the field as a string or
+  forbids it, and at least one declares it: ``"type": "string"``, or ``["string", "null"]``
   (``null``, like an absent field, never matches), or ``const``/``enum`` values that are all
   strings. An untyped field (``{}``), a field typed ``["string", "integer"]``, or an
   ``anyOf`` with an integer branch is refused.
@@ -190,6 +191,7 @@ class ToolShape:
 _Alt = frozenset[str] | None
 _Alts = frozenset[_Alt]
 _UNDECLARED: Final[_Alts] = frozenset({None})
+_ABSENT: Final[_Alts] = frozenset({frozenset()})
 
 
 def _and(left: _Alt, right: _Alt) -> _Alt:
@@ -302,8 +304,11 @@ class _SchemaPaths:
             items = schema.get("items")
             if isinstance(items, list):
                 parts = [self.at(item, rest, guard) for item in items]
-                if isinstance(schema.get("additionalItems"), Mapping):
-                    parts.append(self.at(schema["additionalItems"], rest, guard))
+                extra = schema.get("additionalItems", True)
+                if isinstance(extra, Mapping):
+                    parts.append(self.at(extra, rest, guard))
+                elif extra is not False:
+                    parts.append(_UNDECLARED)  # items past the tuple may hold anything
                 alts = _choose(parts)
             elif items is not None:
                 alts = self.at(items, rest, guard)
@@ -311,6 +316,10 @@ class _SchemaPaths:
             properties = schema.get("properties")
             if isinstance(properties, Mapping) and step in properties:
                 alts = self.at(properties[step], rest, guard)
+            elif schema.get("additionalProperties") is False and not schema.get(
+                "patternProperties"
+            ):
+                alts = _ABSENT  # this schema lets no value have the field at all
         for branch in _branches(schema, "allOf"):
             alts = _conjoin(alts, self.at(branch, steps, guard))
         for keyword in ("anyOf", "oneOf"):
@@ -383,8 +392,18 @@ class _SchemaPaths:
             raise PredicateError(self._undeclared(steps), key="any")
         possible = [alt for alt in declared if alt]
         if not possible:
+            if not self.reach(steps):  # forbidden by additionalProperties, never declared
+                raise PredicateError(self._undeclared(steps), key="any")
             raise PredicateError(
                 "the schema allows no value there (a false or contradictory schema)", key="any"
+            )
+        if None in alts:
+            raise PredicateError(
+                "the field is declared in some alternatives (anyOf, oneOf, then/else,"
+                " dependencies, tuple items) but not in all, so a valid value may hold any"
+                " type there: declare it as a string in every alternative, or forbid it with"
+                ' "additionalProperties": false',
+                key="any",
             )
         bad: set[str] = set()
         for alt in possible:

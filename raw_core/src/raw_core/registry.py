@@ -130,12 +130,13 @@ class Registry:
             where = f"{field}[{index}]"
             try:
                 identity = parse_identity(text)
+            except ValueError as exc:
+                raise ToolNotFound(str(exc), field=where, tool=text) from None
+            try:
                 if text in (t.identity for t in tools):
                     raise ToolSelectedTwice(f"{text} is selected twice", tool=text)
                 folder, root = sources.locate(identity)
                 tool = loader.load(folder, identity=text, root=root)
-            except ValueError as exc:
-                raise ToolNotFound(str(exc), field=where, tool=text) from None
             except RawError as exc:
                 exc.context.setdefault("field", where)
                 exc.context.setdefault("tool", text)

@@ -14,6 +14,7 @@ as serialized; images and placeholders do not count.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -100,6 +101,22 @@ def _block_text(block: Block) -> str:
     return json.dumps(block.get("json"), ensure_ascii=False)
 
 
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _clean(text: str) -> str:
+    """``text`` with each lone surrogate read as U+FFFD, so it can be encoded."""
+    return _LONE_SURROGATE.sub("\ufffd", text) if _has_surrogate(text) else text
+
+
 def _check_block(block: Any, index: int) -> dict[str, Any]:
     where = f"content[{index}]"
     if not isinstance(block, Mapping):
@@ -108,6 +125,9 @@ def _check_block(block: Any, index: int) -> dict[str, Any]:
     if kind == "text":
         if set(block) != {"type", "text"} or not isinstance(block["text"], str):
             raise HandlerError(f'{where}: a text block is {{"type": "text", "text": <string>}}')
+        text = block["text"]
+        if _has_surrogate(text):  # e.g. a file name os.fsdecode could not decode
+            return {"type": "text", "text": _clean(text)}
     elif kind == "json":
         if set(block) != {"type", "json"}:
             raise HandlerError(f'{where}: a JSON block is {{"type": "json", "json": <value>}}')
@@ -220,15 +240,17 @@ class BatchResult:
 
     def ok(self, label: str, body: str = "") -> None:
         """Record a row that succeeded."""
-        self.entries.append(BatchEntry(label=label, status="ok", body=body))
+        self.entries.append(BatchEntry(label=_clean(label), status="ok", body=_clean(body)))
 
     def error(self, label: str, code: str, message: str) -> None:
         """Record a row that failed with a stable ``code``."""
-        self.entries.append(BatchEntry(label=label, status="error", body=message, code=code))
+        self.entries.append(
+            BatchEntry(label=_clean(label), status="error", body=_clean(message), code=code)
+        )
 
     def skipped(self, label: str, reason: str) -> None:
         """Record a row that did not run."""
-        self.entries.append(BatchEntry(label=label, status="skipped", body=reason))
+        self.entries.append(BatchEntry(label=_clean(label), status="skipped", body=_clean(reason)))
 
     def _header(self, index: int, entry: BatchEntry) -> str:
         status = f"error ({entry.code})" if entry.code else entry.status

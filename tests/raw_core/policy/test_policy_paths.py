@@ -140,9 +140,14 @@ RESOLVES = [
         id="allOf-intersects-types",
     ),
     pytest.param(
-        {"type": "object", "anyOf": [_obj(x=S), _obj(y=I)]},
+        {"type": "object", "anyOf": [_obj(x=S), {**_obj(y=I), "additionalProperties": False}]},
         "x",
-        id="anyOf-branch-not-mentioning-field-is-neutral",
+        id="anyOf-branch-forbidding-the-field",
+    ),
+    pytest.param(
+        _obj(t={"type": "array", "items": [S, S], "additionalItems": False}),
+        "t[*]",
+        id="tuple-closed-by-additionalItems",
     ),
     pytest.param(
         {"type": "object", "oneOf": [_obj(x=S), _obj(x={"enum": ["a"]})]},
@@ -153,12 +158,12 @@ RESOLVES = [
         _obj(x={"anyOf": [S, {"type": "null"}]}), "x", id="anyOf-string-or-null-at-the-field"
     ),
     pytest.param(
-        {"type": "object", "if": _obj(k=S), "then": _obj(x=S), "else": _obj(y=I)},
+        {"type": "object", "if": _obj(k=S), "then": _obj(x=S), "else": _obj(x={"const": "c"})},
         "x",
         id="if-then-else-alternatives",
     ),
     pytest.param(
-        {"type": "object", "properties": {"a": S}, "dependencies": {"a": _obj(x=S)}},
+        {"type": "object", "properties": {"a": S, "x": S}, "dependencies": {"a": _obj(x=S)}},
         "x",
         id="dependencies-alternative",
     ),
@@ -171,6 +176,30 @@ def test_path_resolves(schema: dict[str, Any], path: str) -> None:
 
 
 REFUSED = [
+    pytest.param(
+        {"type": "object", "anyOf": [_obj(x=S), _obj(y=I)]},
+        "x",
+        "declared in some alternatives",
+        id="anyOf-branch-leaving-the-field-open",
+    ),
+    pytest.param(
+        {"type": "object", "if": _obj(k=S), "then": _obj(x=S), "else": _obj(y=I)},
+        "x",
+        "declared in some alternatives",
+        id="else-leaving-the-field-open",
+    ),
+    pytest.param(
+        {"type": "object", "properties": {"a": S}, "dependencies": {"a": _obj(x=S)}},
+        "x",
+        "declared in some alternatives",
+        id="dependency-only-when-present",
+    ),
+    pytest.param(
+        _obj(t={"type": "array", "items": [S]}),
+        "t[*]",
+        "declared in some alternatives",
+        id="tuple-without-additionalItems",
+    ),
     pytest.param(_obj(x=S), "y", "no property 'y' is declared at the top level", id="missing"),
     pytest.param(_obj(x=I), "x", "declared as integer, not as a string", id="integer"),
     pytest.param(_obj(x={}), "x", "may hold any type", id="untyped"),

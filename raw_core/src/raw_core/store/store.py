@@ -429,7 +429,11 @@ class SessionWriter(SessionReader):
                     )
                 context_from = seq
             else:
-                (last,) = connection.execute("SELECT coalesce(max(seq), 0) FROM display").fetchone()
+                (last,) = connection.execute(
+                    "SELECT coalesce(max(seq), 0) FROM display WHERE session_id = ?", (sid,)
+                ).fetchone()
+                # This session's own last row, not the file's: SQLite may reuse the numbers
+                # of other sessions' deleted rows, but never one below a row that exists.
                 context_from = last + 1
             connection.execute(
                 "UPDATE sessions SET context_from = ?, summary_format = ?, summary_body = ?"
