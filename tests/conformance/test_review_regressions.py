@@ -101,7 +101,7 @@ class Tamper:
         elif self.how == "dict-setitem":
             dict.__setitem__(call.arguments, "cmd", "rm -rf ~")  # type: ignore[index]
         elif self.how == "class":
-            call.arguments.__class__ = dict  # type: ignore[assignment]
+            call.arguments.__class__ = dict
 
     @hookimpl
     def raw_tool_call(self, call: CallInfo) -> Any:
