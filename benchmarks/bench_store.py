@@ -96,7 +96,7 @@ def bench_commits(store: SessionStore) -> list[tuple[str, str]]:
             writer.end_turn()
         elapsed = time.perf_counter() - started
     rows.append(
-        ("one commit + end_turn (full checkpoint) per turn", rate(CHECKPOINTED_TURNS * 10, elapsed))
+        ("one commit + end_turn (WAL synced) per turn", rate(CHECKPOINTED_TURNS * 10, elapsed))
     )
     return rows
 

@@ -13,7 +13,7 @@ hop"):
 The one wait that can be long, for another writer to release a session, polls with
 ``anyio.sleep`` and never blocks the loop. What remains blocking is bounded: SQLite's
 ``busy_timeout`` while another process commits to the same file, and the ``fsync`` of a
-full checkpoint at :meth:`AsyncSessionWriter.end_turn`.
+WAL sync at :meth:`AsyncSessionWriter.end_turn`.
 """
 
 from __future__ import annotations
