@@ -5,7 +5,7 @@ Writes go through the public sync API (``SessionWriter.append``), WAL with
 
 * one commit per message;
 * one commit per 10-message turn (user, assistant + tool call, ~1 KiB tool result, ...);
-* the same, plus ``end_turn()`` (a full checkpoint: the turn is safe from power loss).
+* the same, plus ``end_turn()`` (the WAL synced: the turn is safe from power loss).
 
 Then one session of 1,000,100 short display items, and the time to read one page of 100
 items at depth 1,000 and at depth 1,000,000 (keyset paging: the two should match).
