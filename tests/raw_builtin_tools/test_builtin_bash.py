@@ -192,6 +192,25 @@ async def test_background_processes_end_with_their_command(
     assert all_gone(pids_in(work / "pids"))
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.anyio
+async def test_job_control_groups_end_with_their_command_too(
+    dispatcher: Dispatcher, work: Path
+) -> None:
+    """With ``set -m`` bash gives each background job its own process group; the jobs stay
+    in the command's session, and that is where they are found and killed."""
+    result = await run(
+        dispatcher,
+        "set -m; sleep 300 & echo $! > pids; sleep 300 & echo $! >> pids; echo done",
+        {"command": "set -m; sleep 300 & echo $! >> pids; sleep 30", "timeout_ms": 300},
+    )
+    assert "--- stdout ---\ndone\n" in result.text()
+    assert "[2/2] error (timeout)" in result.text()
+    pids = pids_in(work / "pids")
+    assert len(pids) == 3
+    assert all_gone(pids)
+
+
 @pytest.mark.anyio
 async def test_output_beyond_one_mib_is_dropped_and_counted(dispatcher: Dispatcher) -> None:
     result = await run(dispatcher, "head -c 3000000 /dev/zero | tr '\\0' x; echo tail >&2")

@@ -188,3 +188,15 @@ async def test_a_file_without_line_breaks_is_cut_not_loaded_whole(
     assert full.split("\n")[2] == "     1\t" + "x" * 1048576
     assert "lines 1-1 of 3; more follows: read on with start_line=2; stopped at" in full
     assert "y" not in full
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
+@pytest.mark.anyio
+async def test_a_file_that_fails_to_read_is_only_its_rows_error(
+    dispatcher: Dispatcher, work: Path
+) -> None:
+    (work / "good.txt").write_text("hello\n", encoding="utf-8")
+    result = await read(dispatcher, "good.txt", "/proc/self/mem")
+    assert result.status == "ok"
+    assert "[1/2] ok: good.txt" in result.text()
+    assert "[2/2] error (read_failed): /proc/self/mem" in result.text()

@@ -424,17 +424,41 @@ async def test_a_parent_that_is_a_file_is_an_error(dispatcher: Dispatcher, work:
 
 
 @pytest.mark.anyio
-async def test_a_symbolic_link_is_written_through(dispatcher: Dispatcher, work: Path) -> None:
-    (work / "real.txt").write_text("old\n", encoding="utf-8")
-    (work / "link.txt").symlink_to("real.txt")
+async def test_a_path_through_a_symbolic_link_is_refused(
+    dispatcher: Dispatcher, work: Path
+) -> None:
+    """A link could lead a write outside what the effects name (and what a rule saw)."""
+    outside = work.parent / "protected"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("old\n", encoding="utf-8")
+    (work / "link.txt").symlink_to(outside / "secret.txt")
+    (work / "dirlink").symlink_to(outside, target_is_directory=True)
+    (work / "dangling.txt").symlink_to(outside / "new" / "made.txt")
+    for entry in (
+        {"op": "replace_text", "path": "link.txt", "old": "old", "new": "new"},
+        {"op": "overwrite", "path": "dirlink/x.txt", "content": "x"},
+        {"op": "overwrite", "path": "dangling.txt", "content": "x"},
+    ):
+        result = await write(dispatcher, {"operations": [entry]})
+        assert result.code == "tool_error", result.text()
+        assert "symlink_refused" in result.text()
+    assert (outside / "secret.txt").read_text(encoding="utf-8") == "old\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+@pytest.mark.anyio
+async def test_links_above_the_working_directory_are_followed(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "project").mkdir(parents=True)
+    (tmp_path / "home").symlink_to(real, target_is_directory=True)
+    cwd = tmp_path / "home" / "project"
+    agent = load(tmp_path / "config")
+    linked = Dispatcher(agent.registry, agent.policy, cwd=str(cwd))
     result = await write(
-        dispatcher,
-        {"operations": [{"op": "replace_text", "path": "link.txt", "old": "old", "new": "new"}]},
+        linked, {"operations": [{"op": "overwrite", "path": "notes.txt", "content": "hi\n"}]}
     )
     assert result.status == "ok", result.text()
-    assert (work / "link.txt").is_symlink()
-    assert (work / "real.txt").read_text(encoding="utf-8") == "new\n"
-    assert thaw(result.effects) == {"files": [{"path": f"{work}/link.txt", "operation": "write"}]}
+    assert (real / "project" / "notes.txt").read_text(encoding="utf-8") == "hi\n"
 
 
 # --- the protected-folder rule -------------------------------------------------------------

@@ -280,3 +280,40 @@ def test_sessions_prune_deletes_only_expired_sessions(tmp_path: Path, env: dict[
         [RAW, "sessions", "list", "--json"], env=env, capture_output=True, text=True, check=True
     )
     assert json.loads(listed.stdout) == []
+
+
+def test_cli_inputs_that_once_crashed_are_usage_errors(tmp_path: Path, env: dict[str, str]) -> None:
+    assert RAW is not None
+    huge = tmp_path / "huge.json"
+    huge.write_text(
+        json.dumps(
+            {"sessions": {"expire_after_days": 1e10}, "agents": {"a": {"tools": {"use": []}}}}
+        )
+    )
+    for args in (
+        ["config", "validate", "--config", str(huge)],
+        ["sessions", "prune", "--days", "inf"],
+        ["sessions", "prune", "--days", "1e308"],
+        ["demo", "--dir", "/proc/raw-demo"],
+    ):
+        result = subprocess.run(
+            [RAW, *args], env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
+        assert result.returncode == 2, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_a_prompt_that_is_not_utf8_is_read_with_replacement(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    assert RAW is not None
+    config = replay_config(tmp_path, "hi", [{"text": "Hello."}])
+    result = subprocess.run(
+        [RAW.encode(), b"run", b"caf\xe9", b"--config", bytes(config), b"--json"],
+        env=env,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stderr
+    first = json.loads(result.stdout.splitlines()[0])
+    assert first["prompt"] == "caf\ufffd"

@@ -312,8 +312,14 @@ BAD += [
     pytest.param(
         {"agents": {"a": agent()}, "sessions": {"expire_after_days": -1}},
         "$.sessions.expire_after_days",
-        "positive",
+        "above 0",
         id="expiry-negative",
+    ),
+    pytest.param(
+        {"agents": {"a": agent()}, "sessions": {"expire_after_days": 1e10}},
+        "$.sessions.expire_after_days",
+        "at most 36500",
+        id="expiry-huge",
     ),
     pytest.param(
         {

@@ -265,3 +265,28 @@ def test_raw_help_imports_no_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stderr.strip() == ""
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        pytest.param(
+            "gsk_SECRETVALUE123\r",
+            "Illegal header value b'Bearer gsk_SECRETVALUE123\\r'",
+            id="bytes-repr-with-cr",
+        ),
+        pytest.param(
+            "SECRETVALUE123\t\r",
+            "Illegal header value b'Bearer SECRETVALUE123\\t\\r'",
+            id="tab-and-cr",
+        ),
+        pytest.param(" padded-secret-42 ", "bad key padded-secret-42 sent", id="stripped"),
+    ],
+)
+def test_a_key_is_redacted_however_an_error_quotes_it(key: str, message: str) -> None:
+    from raw_providers._errors import redact
+
+    cleaned = redact(message, [key])
+    assert "SECRETVALUE123" not in cleaned
+    assert "padded-secret-42" not in cleaned
+    assert "[redacted]" in cleaned

@@ -14,8 +14,9 @@ succeeded, :meth:`Workspace.commit` writes the result:
 3. deleted files (including a move's source) are removed last.
 
 A file that changed on disk after the plan read it is refused (``changed_on_disk``) before
-anything is renamed. A symbolic link is written through (its target gets the new content)
-and deleted as a link.
+anything is renamed. A path that passes through a symbolic link (other than the working
+directory's own ancestors) is refused (``symlink_refused``): the tool changes only the file
+its effects name.
 """
 
 from __future__ import annotations
@@ -96,16 +97,45 @@ def _stamp(status: os.stat_result) -> tuple[int, int, int, int]:
 
 @dataclass
 class Workspace:
-    """The planned state of every file a call touches, in the order first touched."""
+    """The planned state of every file a call touches, in the order first touched.
+
+    ``cwd`` is the session's working directory: links among its own ancestors (a home
+    folder that is a link, say) are the user's choice and are followed; any other link on
+    the way to a target is refused, so the file changed is always the one the effects name.
+    """
 
     slots: dict[str, _Slot] = field(default_factory=dict)
+    cwd: str = "/"
 
     # --- looking ---------------------------------------------------------------------------
+
+    def _refuse_links(self, path: str) -> None:
+        """``symlink_refused`` when ``path`` passes through a link that is not one of the
+        working directory's own ancestors (or the directory itself)."""
+        trusted = self.cwd.rstrip("/") + "/"
+        prefix = ""
+        for part in path.strip("/").split("/"):
+            prefix = f"{prefix}/{part}"
+            if trusted.startswith(prefix + "/"):
+                continue  # the working directory itself, or one of its ancestors
+            try:
+                info = os.lstat(prefix)
+            except OSError:
+                return  # nothing exists from here on: no link can redirect the path
+            if stat.S_ISLNK(info.st_mode):
+                raise EditError(
+                    "symlink_refused",
+                    f"{prefix} is a symbolic link: write_file acts on paths as written and"
+                    " never through a link, whose target may not be the file your rules saw",
+                )
+            if not stat.S_ISDIR(info.st_mode):
+                return
 
     def _slot(self, path: str) -> _Slot:
         slot = self.slots.get(path)
         if slot is not None:
             return slot
+        self._refuse_links(path)
         kind: Kind
         status: os.stat_result | None = None
         try:

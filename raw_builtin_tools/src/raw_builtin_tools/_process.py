@@ -3,10 +3,12 @@ capture of its output.
 
 The command starts in a new session (``start_new_session=True``), so its process group id is
 its pid and every process it starts without leaving that group can be killed at once with
-``SIGKILL`` to ``-pgid``. That happens when the deadline passes, when the signal fires, when
-the caller is cancelled, and also when the command exits normally: a background process it
-left behind (``sleep 300 &``) would otherwise outlive the call and keep the output pipes
-open. A process that leaves the group itself (``setsid``) is out of reach.
+``SIGKILL`` to ``-pgid`` — and, on Linux, every process left in its session (a job-control
+shell, ``set -m``, gives background jobs groups of their own). That happens when the
+deadline passes, when the signal fires, when the caller is cancelled, and also when the
+command exits normally: a background process it left behind (``sleep 300 &``) would
+otherwise outlive the call and keep the output pipes open. A process that leaves the
+session itself (``setsid``) is out of reach.
 
 Each output stream is read to its end concurrently; the first ``limit`` bytes are kept and the
 rest is counted and dropped, so a command that prints without end cannot exhaust memory or
@@ -78,12 +80,40 @@ class Outcome:
     seconds: float
 
 
+def _session_members(sid: int) -> list[int]:
+    """Pids of the processes in session ``sid`` (Linux ``/proc``; empty elsewhere)."""
+    members: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return members
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        # after "pid (comm)": state ppid pgrp session ...
+        if len(fields) > 3 and int(fields[3]) == sid:
+            members.append(int(entry))
+    return members
+
+
 def kill_group(pgid: int) -> None:
-    """``SIGKILL`` every process of group ``pgid``; a group that is gone is fine."""
+    """``SIGKILL`` every process of group ``pgid`` and, where ``/proc`` shows them, every
+    other process of the session it leads: a job control shell (``set -m``) puts background
+    jobs in groups of their own, but they stay in the session. Gone processes are fine."""
     try:
         os.killpg(pgid, signals.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    for pid in _session_members(pgid):
+        try:
+            os.kill(pid, signals.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 async def _wait(process: anyio.abc.Process, time_limit: float, signal: Signal) -> Status:

@@ -52,6 +52,7 @@ __all__ = [
 DEFAULT_MAX_STEPS: Final = 50
 DEFAULT_MAX_OUTPUT_BYTES: Final = 8192
 MAX_CONFIG_BYTES: Final = 4 * 1024 * 1024
+MAX_EXPIRY_DAYS: Final = 36_500  # a century: past that, dates overflow
 _VAR_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Effect = Literal["allow", "ask", "deny"]
@@ -322,7 +323,15 @@ def _value_problems(parsed: _ConfigFile) -> list[FieldProblem]:
                 )
             )
         positive(f"$.vars.{name}.from.timeout_ms", var.source.timeout_ms)
-    positive("$.sessions.expire_after_days", parsed.sessions.expire_after_days, "a positive number")
+    days = parsed.sessions.expire_after_days
+    if not 0 < days <= MAX_EXPIRY_DAYS:
+        found.append(
+            FieldProblem(
+                path="$.sessions.expire_after_days",
+                message=f"expected a number of days above 0 and at most {MAX_EXPIRY_DAYS},"
+                f" found {days}",
+            )
+        )
     for name, agent in parsed.agents.items():
         for index, text in enumerate(agent.tools.use):
             try:

@@ -25,6 +25,10 @@ MAX_VALUE_BYTES = 1024 * 1024
 
 
 def _strip_newline(text: str) -> str:
+    """Drop the one line ending a file or a program's output ends with (``\\n`` or
+    ``\\r\\n``): it is never part of a token."""
+    if text.endswith("\r\n"):
+        return text[:-2]
     return text[:-1] if text.endswith("\n") else text
 
 

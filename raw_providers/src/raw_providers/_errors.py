@@ -59,11 +59,25 @@ _BUSY_TYPES: Final = frozenset(
 _MAX_MESSAGE: Final = 500
 
 
+def _forms(secret: str | None) -> list[str]:
+    """A secret as an error message may quote it: as is, without surrounding whitespace,
+    and escaped as a str or bytes repr would show it (a key with a stray "\\r" is quoted
+    escaped by the HTTP client that refuses it). Longest first."""
+    if not secret:
+        return []
+    found = {secret, secret.strip(), repr(secret)[1:-1]}
+    try:
+        found.add(repr(secret.encode("utf-8"))[2:-1])
+    except UnicodeEncodeError:
+        pass
+    return sorted((form for form in found if len(form) >= 4), key=len, reverse=True)
+
+
 def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
     """``text`` without the given secrets and without anything shaped like an API key."""
     for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "[redacted]")
+        for form in _forms(secret):
+            text = text.replace(form, "[redacted]")
     text = _KEY_SHAPED.sub("[redacted]", text)
     return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "…"
 

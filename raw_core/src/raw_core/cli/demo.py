@@ -44,10 +44,15 @@ def demo(directory: Path | None, as_json: bool) -> None:
     project = root / "project"
     if project.exists():
         fail(RawError(f"{project} exists; choose another --dir"), as_json=as_json)
-    shutil.copytree(
-        DEMO_DIR / "project", project, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
-    shutil.copy(DEMO_DIR / "raw.json", root / "raw.json")
+    try:
+        shutil.copytree(
+            DEMO_DIR / "project", project, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
+        shutil.copy(DEMO_DIR / "raw.json", root / "raw.json")
+    except OSError as exc:
+        raise click.UsageError(
+            f"cannot create the demo project in {root}: {exc.strerror}"
+        ) from None
     if not as_json:
         click.echo(
             f"raw demo: a real turn in {project}\n"

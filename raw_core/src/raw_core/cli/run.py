@@ -141,6 +141,9 @@ def one_turn(
         if sys.stdin.isatty():
             raise click.UsageError("give a PROMPT, or pipe one on standard input")
         prompt = sys.stdin.read()
+    # Arguments and stdin bytes that are not UTF-8 arrive as lone surrogates: read them as
+    # U+FFFD, since a prompt is stored and sent as UTF-8.
+    prompt = prompt.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if not prompt.strip():
         raise click.UsageError("the prompt is empty")
     config, host, agent = load_cli_agent(config_path, agent_name, as_json=as_json)

@@ -192,7 +192,7 @@ def delete(session_id: str, yes: bool, as_json: bool) -> None:
 @sessions.command("prune")
 @click.option(
     "--days",
-    type=click.FloatRange(min=0, min_open=True),
+    type=click.FloatRange(min=0, min_open=True, max=36_500),
     default=None,
     help="Expire after this many days without activity (default: the config's"
     " sessions.expire_after_days, else 30).",

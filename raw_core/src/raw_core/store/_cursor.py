@@ -51,7 +51,7 @@ class Cursor:
                 field="cursor",
                 session_id=session_id,
             ) from None
-        if version != _VERSION or direction not in ("f", "b") or seq < 0:
+        if version != _VERSION or direction not in ("f", "b") or not 0 <= seq < 2**63:
             raise InvalidCursor(
                 "expected a cursor returned by a page of this session, found an unknown form",
                 field="cursor",

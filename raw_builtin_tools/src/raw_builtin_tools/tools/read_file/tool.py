@@ -71,6 +71,14 @@ def _open_regular(path: str) -> int:
     return fd
 
 
+def _read_chunk(handle: Any, path: str) -> bytes:
+    try:
+        chunk: bytes = handle.read(CHUNK_BYTES)
+    except OSError as exc:  # an I/O error, a special file that refuses reads...
+        raise ReadError("read_failed", f"cannot read {path}: {exc.strerror or exc}") from None
+    return chunk
+
+
 def read_lines(path: str, start: int, limit: int) -> tuple[list[str], int, bool]:
     """``(lines start..start+limit-1, total line count, cut_by_size)`` of a UTF-8 file.
 
@@ -86,7 +94,7 @@ def read_lines(path: str, start: int, limit: int) -> tuple[list[str], int, bool]
     offset = 0
     pending = ""
     with os.fdopen(fd, "rb") as handle:
-        while chunk := handle.read(CHUNK_BYTES):
+        while chunk := _read_chunk(handle, path):
             if b"\x00" in chunk:
                 raise ReadError("binary_file", f"{path} holds binary data (a NUL byte)")
             try:

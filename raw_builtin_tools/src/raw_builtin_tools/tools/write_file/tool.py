@@ -177,7 +177,7 @@ async def handler(args: Mapping[str, Any], context: ToolContext) -> BatchResult 
     entry, its error or that it was not applied.
     """
     edits = _edits(args, str(context.cwd))
-    space = Workspace()
+    space = Workspace(cwd=normalize(str(context.cwd), "/"))
     outcomes = await anyio.to_thread.run_sync(_plan, space, edits, abandon_on_cancel=True)
     failed = any(isinstance(outcome, EditError) for outcome in outcomes)
     summary = "nothing was written: an entry cannot apply. Fix it and send the whole call again.\n"
