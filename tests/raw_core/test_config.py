@@ -316,6 +316,15 @@ BAD += [
         id="expiry-negative",
     ),
     pytest.param(
+        {
+            "agents": {"a": agent()},
+            "vars": {"K": {"description": "d", "from": {"command": ["x"], "timeout_ms": 10**30}}},
+        },
+        "$.vars.K.from.timeout_ms",
+        "at most 600000",
+        id="var-timeout-huge",
+    ),
+    pytest.param(
         {"agents": {"a": agent()}, "sessions": {"expire_after_days": 1e10}},
         "$.sessions.expire_after_days",
         "at most 36500",

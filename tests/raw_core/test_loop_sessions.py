@@ -22,6 +22,11 @@ from raw_core.errors import ConfigInvalid, SessionLocked
 from raw_core.events import LoopEvent
 from raw_core.loop import Runtime
 from raw_core.plugins import PluginHost
+from raw_core.provider import StopEvent as StopEventType
+from raw_core.provider import TextDelta as TextDeltaEvent
+from raw_core.provider import ToolCallDelta as ArgsEvent
+from raw_core.provider import ToolCallEnd as EndEvent
+from raw_core.provider import ToolCallStart as StartEvent
 from raw_core.scripted import ReplayProvider, Reply, ScriptedProvider
 from raw_core.store import AssistantMessage, SessionStore, ToolResultMessage, UserMessage
 
@@ -273,3 +278,121 @@ async def test_a_turn_killed_between_tool_calls_resumes_with_a_valid_transcript(
         ("call_2", "error", "cancelled"),
         ("call_3", "error", "cancelled"),
     ]
+
+
+# --- regressions a review reproduced ---------------------------------------------------------
+
+
+async def test_resume_repairs_a_call_whose_id_an_earlier_turn_used(
+    store: SessionStore, agent: Agent
+) -> None:
+    from raw_core.store import ToolCall as StoredCall
+
+    runtime = Runtime(store)
+    first = ScriptedProvider(
+        [
+            [
+                TextDeltaEvent(text="x"),
+                StartEvent(index=0, id="c0", name="echo"),
+                ArgsEvent(index=0, arguments="{}"),
+                EndEvent(index=0),
+                StopEventType(reason="tool_use"),
+            ],
+            Reply(text="ok"),
+        ]
+    )
+    async with runtime.open_session(agent, first) as session:
+        await session.run_turn("one")
+    with store.open_writer(session.id) as writer:  # a second turn that died mid-call
+        writer.append(
+            [
+                UserMessage.from_text("two"),
+                AssistantMessage(tool_calls=(StoredCall(id="c0", name="echo", arguments="{}"),)),
+            ]
+        )
+    provider = ScriptedProvider([Reply(text="resumed")])
+    async with runtime.open_session(agent, provider, session_id=session.id) as resumed:
+        await resumed.run_turn("three")
+    messages = provider.requests[0].messages
+    assert [type(m).__name__ for m in messages[-3:]] == [
+        "AssistantMessage",
+        "ToolResultMessage",
+        "UserMessage",
+    ]
+    last_result = messages[-2]
+    assert isinstance(last_result, ToolResultMessage)
+    assert last_result.error_code == "cancelled"
+
+
+async def test_a_turn_cancelled_from_outside_still_ends_properly(
+    store: SessionStore, agent: Agent
+) -> None:
+    import anyio
+
+    provider = ScriptedProvider([Reply(tool_calls=(("slow", {}),)), Reply(text="next")])
+    events: list[LoopEvent] = []
+    async with Runtime(store).open_session(agent, provider) as session:
+        with anyio.move_on_after(0.3):
+            await session.run_turn("go", on_event=events.append)
+        assert events[-1].to_dict()["type"] == "turn_ended"
+        assert events[-1].to_dict()["reason"] == "cancelled"
+        ended = await session.run_turn("again")
+    assert ended.reason == "completed"
+    second = provider.requests[1].messages
+    assert [type(m).__name__ for m in second] == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "UserMessage",
+    ]
+
+
+async def test_stream_turn_raises_turn_in_progress_itself(
+    store: SessionStore, agent: Agent
+) -> None:
+    import anyio
+
+    from raw_core.errors import TurnInProgress
+
+    provider = ScriptedProvider([Reply(text="x" * 30, chunk=1, delay=0.01)])
+    async with (
+        Runtime(store).open_session(agent, provider) as session,
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(session.run_turn, "first")
+        await anyio.sleep(0.05)
+        with pytest.raises(TurnInProgress):
+            async with session.stream_turn("second"):
+                pass
+
+
+async def test_a_tool_change_is_announced_even_after_a_session_opened_without_a_turn(
+    tmp_path: Path, make_tool: Any, store: SessionStore
+) -> None:
+    runtime = Runtime(store)
+    before = load_agent(
+        load_config(write_config(tmp_path, make_tool, ["agent/echo"])), host=PluginHost()
+    )
+    async with runtime.open_session(before, ScriptedProvider([Reply(text="a")])) as session:
+        await session.run_turn("first")
+    after = load_agent(
+        load_config(write_config(tmp_path / "v2", make_tool, ["agent/echo", "agent/other"])),
+        host=PluginHost(),
+    )
+    async with runtime.open_session(after, ScriptedProvider([]), session_id=session.id):
+        pass  # opened and closed: no turn, so nothing announced yet
+    events: list[LoopEvent] = []
+    async with runtime.open_session(
+        after, ScriptedProvider([Reply(text="b")]), session_id=session.id
+    ) as again:
+        await again.run_turn("second", on_event=events.append)
+    assert [e.to_dict()["added"] for e in events if e.to_dict()["type"] == "runtime_changed"] == [
+        ["other"]
+    ]
+
+
+def test_a_recording_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    recording = tmp_path / "bad.jsonl"
+    recording.write_bytes(b'{"text": "caf\xe9"}\n')
+    with pytest.raises(ConfigInvalid, match="not UTF-8"):
+        ReplayProvider.from_file(recording)

@@ -327,3 +327,23 @@ async def test_a_changed_skill_never_read_adds_no_notice(
     async with runtime.open_session(changed, provider, session_id=session.id) as resumed:
         await resumed.run_turn("hello")
     assert provider.requests[1].messages[-1] == UserMessage.from_text("hello")
+
+
+async def test_what_the_model_read_is_recorded_as_soon_as_it_read_it(
+    project: Path, host: PluginHost, store: SessionStore
+) -> None:
+    """A crash later in the turn must not forget it (else no notice after a change)."""
+    agent = load_agent(load_config(project / "raw.json"), host=host)
+    provider = ScriptedProvider(
+        [Reply(tool_calls=(("load_skill", {"name": "review"}),)), Reply(text="read")]
+    )
+    recorded: list[Any] = []
+    async with Runtime(store).open_session(agent, provider) as session:
+
+        def on_event(event: Any) -> None:
+            if event.to_dict()["type"] == "tool_call_finished":
+                recorded.append(store.open_reader(session.id).state().get("skills_seen"))
+
+        await session.run_turn("load it", on_event=on_event)
+    assert len(recorded) == 1
+    assert list(recorded[0] or {}) == ["review"]

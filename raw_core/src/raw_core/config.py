@@ -53,6 +53,7 @@ DEFAULT_MAX_STEPS: Final = 50
 DEFAULT_MAX_OUTPUT_BYTES: Final = 8192
 MAX_CONFIG_BYTES: Final = 4 * 1024 * 1024
 MAX_EXPIRY_DAYS: Final = 36_500  # a century: past that, dates overflow
+MAX_VAR_TIMEOUT_MS: Final = 600_000  # ten minutes, as for a bash command
 _VAR_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Effect = Literal["allow", "ask", "deny"]
@@ -322,7 +323,14 @@ def _value_problems(parsed: _ConfigFile) -> list[FieldProblem]:
                     message="expected a non-empty array: the program and its arguments",
                 )
             )
-        positive(f"$.vars.{name}.from.timeout_ms", var.source.timeout_ms)
+        if not 0 < var.source.timeout_ms <= MAX_VAR_TIMEOUT_MS:
+            found.append(
+                FieldProblem(
+                    path=f"$.vars.{name}.from.timeout_ms",
+                    message=f"expected milliseconds above 0 and at most {MAX_VAR_TIMEOUT_MS},"
+                    f" found {var.source.timeout_ms}",
+                )
+            )
     days = parsed.sessions.expire_after_days
     if not 0 < days <= MAX_EXPIRY_DAYS:
         found.append(

@@ -343,8 +343,10 @@ class Dispatcher:
         signal: CancellationSignal,
         sealed: str,
     ) -> ToolResult:
+        middlewares = collect_middlewares(self.host, info) if self.host is not None else []
+
         async def call_handler() -> Any:
-            if sealed:
+            if sealed and middlewares:  # checked already after the hooks and approval
                 _check_sealed(sealed, info.arguments, info.effects, "a call middleware")
             try:
                 if self._is_async(tool):
@@ -363,9 +365,8 @@ class Dispatcher:
                 ) from exc
 
         invoke: Callable[[], Awaitable[Any]] = call_handler
-        if self.host is not None:
-            for name, middleware in reversed(collect_middlewares(self.host, info)):
-                invoke = _wrap(middleware, name, info, invoke)
+        for name, middleware in reversed(middlewares):
+            invoke = _wrap(middleware, name, info, invoke)
         returned = await self._guard(signal, self.handler_timeout, invoke())
         return self._result(returned, info.effects)
 

@@ -203,6 +203,10 @@ class Session:
         self._listening = True
         self._context: list[Message] = []
         self._has_placeholders = False
+        self._saved_seen: dict[str, str] = {}
+        self._tools_state: dict[str, Any] | None = None
+        self._pending_calls: list[ToolCall] = []
+        self._steps_taken = 0
 
     @property
     def id(self) -> str:
@@ -233,9 +237,22 @@ class Session:
         context = self._writer.read_context()
         self._context = list(context)
         self._has_placeholders = _has_placeholder(context)
-        answered = {m.tool_call_id for m in context if isinstance(m, ToolResultMessage)}
-        last = next((m for m in reversed(context) if isinstance(m, AssistantMessage)), None)
-        if last is not None:
+        position = next(
+            (
+                i
+                for i in range(len(context) - 1, -1, -1)
+                if isinstance(context[i], AssistantMessage)
+            ),
+            None,
+        )
+        if position is not None:
+            last = context[position]
+            assert isinstance(last, AssistantMessage)
+            # Only results after the last assistant message answer it: an id may repeat an
+            # earlier turn's (providers that number calls per response do that).
+            answered = {
+                m.tool_call_id for m in context[position + 1 :] if isinstance(m, ToolResultMessage)
+            }
             missing = [c for c in last.tool_calls if c.id not in answered]
             if missing:
                 self._commit([_error_message(c.id, Cancelled.code, _INTERRUPTED) for c in missing])
@@ -253,13 +270,26 @@ class Session:
             )
         seen = state.get("skills_seen")
         self._skills.seen = dict(seen) if isinstance(seen, dict) else {}
-        if before != digests or state.get("cache_key") != self._cache_key:
-            self._writer.set_state({**state, "tools": digests, "cache_key": self._cache_key})
+        self._saved_seen = dict(self._skills.seen)
+        # The new definitions are recorded when a turn starts and announces the change, so
+        # a session opened and closed without a turn still announces it next time.
+        self._tools_state = (
+            {"tools": digests, "cache_key": self._cache_key}
+            if before != digests or state.get("cache_key") != self._cache_key
+            else None
+        )
+
+    def _record_tools(self) -> None:
+        if self._tools_state is not None:
+            self._writer.set_state({**self._writer.state(), **self._tools_state})
+            self._tools_state = None
 
     def _save_skills_seen(self) -> None:
-        state = self._writer.state()
-        if state.get("skills_seen") != self._skills.seen:
-            self._writer.set_state({**state, "skills_seen": dict(self._skills.seen)})
+        """Record which skill texts the model has read, as soon as that changes (so a crash
+        later in the turn does not forget it)."""
+        if self._skills.seen != self._saved_seen:
+            self._writer.set_state({**self._writer.state(), "skills_seen": dict(self._skills.seen)})
+            self._saved_seen = dict(self._skills.seen)
 
     def _user_message(self, prompt: str) -> UserMessage:
         """The turn's one user message; it starts with a notice when a skill the model read
@@ -315,6 +345,8 @@ class Session:
         The turn runs in a task of this block; leaving the block early cancels it (calls
         that finished keep their results, the others are recorded as cancelled).
         """
+        if self._lock.locked():
+            raise TurnInProgress(f"session {self.id} is running a turn", session_id=self.id)
         send, receive = anyio.create_memory_object_stream[LoopEvent](float("inf"))
         signal = CancellationSignal()
 
@@ -362,24 +394,56 @@ class Session:
         if self._pending_change is not None:
             emit(self._pending_change)
             self._pending_change = None
-        steps = 0
         end: TurnEnded
         if _cancelled(signal):  # cancelled before it began: nothing is committed
             end = TurnEnded(reason="cancelled", steps=0)
             emit(end)
             return end
         try:
+            end = await self._steps(prompt, signal, emit)
+        except BaseException:
+            # Cancelled from outside (a cancel scope, a task group, Ctrl-C): record the
+            # calls that have no result yet and end the turn properly, then let the
+            # cancellation go on. Nothing here awaits, so nothing here can be cancelled.
+            end = TurnEnded(reason="cancelled", steps=self._steps_taken)
+            with contextlib.suppress(RawError):
+                self._cancel_rest(self._pending_calls)
+                self._save_skills_seen()
+                self._writer.end_turn()
+            emit(end)
+            raise
+        try:
+            self._save_skills_seen()
+            self._writer.end_turn()
+        except RawError as exc:
+            if end.error is None:
+                end = TurnEnded(reason="error", steps=end.steps, error=exc.to_dict())
+        emit(end)
+        return end
+
+    async def _steps(
+        self, prompt: str, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
+    ) -> TurnEnded:
+        """The requests and calls of one turn; the terminal event it ended with."""
+        steps = 0
+        self._steps_taken = 0
+        self._pending_calls = []
+        end: TurnEnded
+        try:
             self._commit([self._user_message(prompt)])
+            self._record_tools()
             while True:
                 if signal.cancelled:
                     end = TurnEnded(reason="cancelled", steps=steps)
                     break
                 steps += 1
+                self._steps_taken = steps
                 assistant = await self._request(steps, signal, emit)
                 if assistant is None:
                     end = TurnEnded(reason="cancelled", steps=steps)
                     break
                 self._commit([assistant])
+                self._pending_calls = list(assistant.tool_calls)
                 if self._listening:
                     emit(
                         AssistantCommitted(
@@ -405,6 +469,7 @@ class Session:
                             for c in assistant.tool_calls
                         ]
                     )
+                    self._pending_calls = []
                     end = TurnEnded(reason="max_steps", steps=steps)
                     break
                 if await self._run_calls(assistant.tool_calls, signal, emit):
@@ -419,13 +484,6 @@ class Session:
                 steps=steps,
                 error=InternalError(f"{type(exc).__name__}: {exc}").to_dict(),
             )
-        try:
-            self._save_skills_seen()
-            self._writer.end_turn()
-        except RawError as exc:
-            if end.error is None:
-                end = TurnEnded(reason="error", steps=steps, error=exc.to_dict())
-        emit(end)
         return end
 
     def _messages(self) -> tuple[Message, ...]:
@@ -532,6 +590,8 @@ class Session:
                 DispatchCall(id=call.id, name=call.name, arguments=call.arguments), signal=signal
             )
             self._commit([_result_message(call.id, result)])
+            self._pending_calls = list(calls[index + 1 :])
+            self._save_skills_seen()
             if self._listening:
                 emit(
                     ToolCallFinished(
@@ -550,6 +610,9 @@ class Session:
         return False
 
     def _cancel_rest(self, calls: Sequence[ToolCall]) -> None:
+        self._pending_calls = []
+        if not calls:
+            return
         self._commit(
             [
                 _error_message(c.id, Cancelled.code, "the turn was cancelled before this call ran")

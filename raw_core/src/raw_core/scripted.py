@@ -150,6 +150,11 @@ class ReplayProvider(ScriptedProvider):
         file = Path(path)
         try:
             lines = file.read_text(encoding="utf-8").split("\n")
+        except UnicodeDecodeError as exc:
+            raise ConfigInvalid(
+                f"the recording {file} is not UTF-8 (bad byte at offset {exc.start})",
+                path=str(file),
+            ) from None
         except OSError as exc:
             raise ConfigInvalid(
                 f"cannot read the recording {file}: {exc.strerror}", path=str(file)
