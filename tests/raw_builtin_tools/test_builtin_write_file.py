@@ -729,7 +729,7 @@ patch_texts = st.one_of(
         st.fixed_dictionaries({"operations": st.lists(operation_entries, min_size=1, max_size=16)}),
         st.fixed_dictionaries({"patch": patch_texts}),
     ),
-    st.sampled_from(["/work", "//work/./x", "/"]),
+    st.sampled_from(["/srv", "//srv/./x", "/"]),
 )
 def test_describe_effects_never_raises_and_always_fits_its_schema(
     arguments: dict[str, Any], cwd: str
