@@ -126,7 +126,31 @@ def chat_messages(request: ModelRequest, names: WireNames, *, vision: bool) -> l
                 entry["content"] = ""
             messages.append(entry)
     flush_images()
-    return messages
+    return _merge_user_runs(messages)
+
+
+def _as_parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content)
+
+
+def _merge_user_runs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One user message where raw's transcript has several in a row (a turn cancelled
+    before its reply, tool images followed by the next prompt): many local servers render
+    chat templates that insist on alternating roles."""
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        previous = merged[-1] if merged else None
+        if previous is not None and previous["role"] == "user" and message["role"] == "user":
+            parts = _as_parts(previous["content"]) + _as_parts(message["content"])
+            if all(part.get("type") == "text" for part in parts):
+                previous["content"] = "\n\n".join(part["text"] for part in parts)
+            else:
+                previous["content"] = parts
+            continue
+        merged.append(dict(message))
+    return merged
 
 
 def chat_params(request: ModelRequest, model: ModelConfig, *, official: bool) -> dict[str, Any]:

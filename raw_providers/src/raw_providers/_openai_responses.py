@@ -98,7 +98,10 @@ def responses_input(
         if isinstance(message, UserMessage):
             items.append({"role": "user", "content": _user_content(message.content, vision=vision)})
         elif isinstance(message, AssistantMessage):
-            items.extend(parts_of(message, provider))
+            if message.text or message.tool_calls:
+                # A reasoning item must be followed by the output it led to; a reply cut
+                # off while reasoning (max_tokens) has none, and the API refuses it alone.
+                items.extend(parts_of(message, provider))
             if message.text:
                 items.append({"role": "assistant", "content": message.text})
             items.extend(

@@ -23,6 +23,7 @@ the model definition sets none. The SDK's Messages methods no longer take ``temp
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -114,6 +115,39 @@ def _blocks(blocks: Sequence[ContentBlock | UserBlock], *, vision: bool) -> list
     return out
 
 
+class _CallIds:
+    """Tool call ids as Anthropic accepts them: ``[A-Za-z0-9_-]+`` and unique in a request.
+
+    A conversation may hold ids another provider made (``call_0`` in every turn, or
+    ``functions.read:0``); each is rewritten, deterministically, and a result is mapped to
+    the rewritten id of the call it answers, which is the latest call with that id.
+    """
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+        self._latest: dict[str, str] = {}
+        self._message = 0
+
+    def next_message(self) -> None:
+        self._message += 1
+
+    def of(self, original: str) -> str:
+        safe = re.sub(r"[^A-Za-z0-9_-]", "_", original)[:60] or "call"
+        candidate = safe
+        if candidate in self._used:
+            candidate = f"{safe}_m{self._message}"
+        number = 2
+        while candidate in self._used:
+            candidate = f"{safe}_m{self._message}_{number}"
+            number += 1
+        self._used.add(candidate)
+        self._latest[original] = candidate
+        return candidate
+
+    def answering(self, original: str) -> str:
+        return self._latest.get(original) or re.sub(r"[^A-Za-z0-9_-]", "_", original) or "call"
+
+
 def _arguments(text: str) -> dict[str, Any]:
     """A call's JSON text as the object ``tool_use.input`` needs ({} when the model's
     text was not a JSON object: the call's result already told it so)."""
@@ -138,17 +172,19 @@ def anthropic_messages(
         else:
             turns.append({"role": role, "content": content})
 
+    ids = _CallIds()
     for message in request.messages:
         if isinstance(message, UserMessage):
             add("user", _blocks(message.content, vision=vision))
         elif isinstance(message, AssistantMessage):
+            ids.next_message()
             content = list(parts_of(message, provider))
             if message.text:
                 content.append({"type": "text", "text": message.text})
             content.extend(
                 {
                     "type": "tool_use",
-                    "id": call.id,
+                    "id": ids.of(call.id),
                     "name": names.to_wire(call.name),
                     "input": _arguments(call.arguments),
                 }
@@ -158,7 +194,7 @@ def anthropic_messages(
         elif isinstance(message, ToolResultMessage):
             result: dict[str, Any] = {
                 "type": "tool_result",
-                "tool_use_id": message.tool_call_id,
+                "tool_use_id": ids.answering(message.tool_call_id),
                 "content": _blocks(message.content, vision=vision)
                 or [{"type": "text", "text": "(empty)"}],
             }
