@@ -21,6 +21,7 @@ from raw_providers._names import WireNames
 
 __all__ = [
     "block_text",
+    "client_options",
     "data_url",
     "encode_part",
     "image_note",
@@ -113,3 +114,14 @@ def request_names(request: ModelRequest) -> WireNames:
         if isinstance(message, AssistantMessage):
             names.extend(call.name for call in message.tool_calls)
     return WireNames(names)
+
+
+def client_options(http_client: Any, timeout: float | None) -> dict[str, Any]:
+    """The optional keyword arguments both SDK clients take: a transport (tests pass one
+    built on ``httpx2.MockTransport``) and a request timeout."""
+    options: dict[str, Any] = {}
+    if http_client is not None:
+        options["http_client"] = http_client
+    if timeout is not None:
+        options["timeout"] = timeout
+    return options

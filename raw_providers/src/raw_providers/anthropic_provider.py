@@ -53,6 +53,7 @@ from raw_core.store.messages import (
 )
 from raw_providers._content import (
     block_text,
+    client_options,
     encode_part,
     image_note,
     json_value,
@@ -369,11 +370,7 @@ class AnthropicProvider:
         self._model = model
         self._retries = max_retries
         self._secrets = (api_key,)
-        options: dict[str, Any] = {}
-        if http_client is not None:
-            options["http_client"] = http_client
-        if timeout is not None:
-            options["timeout"] = timeout
+        options = client_options(http_client, timeout)
         self._client: AsyncAnthropic = AsyncAnthropic(
             api_key=api_key,
             base_url=model.base_url or ANTHROPIC_BASE_URL,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 from raw_core.config import ModelConfig
 from raw_core.errors import ConfigInvalid
 from raw_core.provider import ModelRequest, ProviderEvent
-from raw_providers._content import request_names
+from raw_providers._content import client_options, request_names
 from raw_providers._openai_chat import chat_events, chat_params
 from raw_providers._openai_responses import responses_events, responses_params
 from raw_providers._stream import run_stream
@@ -71,11 +71,7 @@ class OpenAIProvider:
         self._official = official
         self._retries = max_retries
         self._secrets = (api_key,)
-        options: dict[str, Any] = {}
-        if http_client is not None:
-            options["http_client"] = http_client
-        if timeout is not None:
-            options["timeout"] = timeout
+        options = client_options(http_client, timeout)
         self._client: AsyncOpenAI = AsyncOpenAI(
             api_key=api_key or _NO_KEY,
             base_url=model.base_url or OPENAI_BASE_URL,
