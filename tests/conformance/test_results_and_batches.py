@@ -4,6 +4,7 @@ result cap on what the model receives, while the full output stays for the termi
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -78,10 +79,10 @@ def test_one_large_row_cannot_hide_the_others() -> None:
 
 
 @given(
-    st.lists(st.tuples(st.text(max_size=50), st.text(max_size=3000)), min_size=1, max_size=16),
-    st.integers(min_value=200, max_value=9000),
+    st.lists(st.tuples(st.text(max_size=400), st.text(max_size=3000)), min_size=1, max_size=16),
+    st.integers(min_value=40, max_value=9000),
 )
-def test_every_row_keeps_its_header_and_the_cap_holds(
+def test_the_cap_holds_headers_included_and_nothing_is_lost(
     rows: list[tuple[str, str]], cap: int
 ) -> None:
     batch = BatchResult()
@@ -89,15 +90,46 @@ def test_every_row_keeps_its_header_and_the_cap_holds(
         batch.ok(label.replace("\n", " "), body)
     text, full, truncated = batch.render(cap)
     for index, (label, _body) in enumerate(rows):
-        assert f"[{index + 1}/{len(rows)}] ok: {label.replace(chr(10), ' ')}\n" in text
-    headers = sum(
-        model_bytes(f"[{i + 1}/{len(rows)}] ok: {label}\n") for i, (label, _b) in enumerate(rows)
-    )
-    markers = text.count("more bytes of this entry truncated")
-    if truncated:
-        assert model_bytes(text) <= max(cap, headers) + markers * 64
-    else:
+        assert f"[{index + 1}/{len(rows)}] ok: {label.replace(chr(10), ' ')}\n" in full
+    if not truncated:
         assert text == full
+        return
+    shown_rows = [i for i in range(len(rows)) if f"[{i + 1}/{len(rows)}] ok: " in text]
+    hidden = re.search(r"\[\.\.\. (\d+) more rows not shown", text)
+    if hidden:
+        # Headers alone overran the cap: a prefix of the rows, then one count of the rest.
+        assert shown_rows == list(range(len(shown_rows)))
+        assert int(hidden.group(1)) == len(rows) - len(shown_rows)
+        assert model_bytes(text) <= cap + 80
+    else:
+        assert shown_rows == list(range(len(rows)))
+        markers = text.count("more bytes of this entry truncated")
+        assert model_bytes(text) <= cap + markers * 64
+
+
+def test_many_long_labels_cannot_flood_the_context() -> None:
+    batch = BatchResult()
+    for index in range(16):
+        batch.ok(f"src/{'deep/' * 600}file{index}.txt", "x")
+    text, full, truncated = batch.render(8192)
+    assert truncated
+    assert model_bytes(text) <= 8192
+    assert text.count("…") == 16
+    assert "[16/16] ok: src/deep/" in text
+    assert "file15.txt" in full
+    assert "file15.txt" not in text
+
+
+def test_headers_beyond_the_cap_are_counted_not_shown() -> None:
+    batch = BatchResult()
+    for index in range(50):
+        batch.ok(f"{'n' * 150}{index}", "")
+    text, _full, truncated = batch.render(1000)
+    assert truncated
+    assert model_bytes(text) <= 1000 + 80
+    shown = text.count(" ok: ")
+    assert 0 < shown < 50
+    assert f"[... {50 - shown} more rows not shown: the output cap is 1000 bytes]" in text
 
 
 @pytest.mark.parametrize(

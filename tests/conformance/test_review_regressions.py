@@ -1,8 +1,9 @@
 """Regressions for faults a review found, each reproduced before it was fixed: arguments
 rewritten behind a frozen mapping, a rule bound to a field that may not be a string, a
 message missing from the context after a compaction, a stream closed before its turn
-began, hook and tool faults escaping the pipeline, infinities in strict JSON, and schema
-keyword values caught only at call time."""
+began, hook and tool faults escaping the pipeline, infinities in strict JSON, schema
+keyword values caught only at call time, a reference to a value that is not a schema, a
+contains bound silently ignored, and a planted bytecode cache run in place of the source."""
 
 from __future__ import annotations
 
@@ -270,3 +271,60 @@ def test_bad_keyword_values_are_manifest_errors_at_load(
     with pytest.raises(ManifestInvalid) as caught:
         ToolLoader().load(make_tool("sample", input_schema=schema))
     assert caught.value.field == path
+
+
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [
+        pytest.param(5, "a number", id="number"),
+        pytest.param("text", "a string", id="string"),
+        pytest.param([1, 2], "an array", id="array"),
+    ],
+)
+def test_a_reference_must_name_a_schema(make_tool: Any, target: Any, kind: str) -> None:
+    schema = {
+        "type": "object",
+        "x": target,
+        "properties": {"b": {"$ref": "#/x"}},
+    }
+    with pytest.raises(ManifestInvalid) as caught:
+        ToolLoader().load(make_tool("sample", input_schema=schema))
+    assert caught.value.field == '$.input_schema.properties.b["$ref"]'
+    assert "not a schema" in str(caught.value)
+
+
+@pytest.mark.parametrize("keyword", ["minContains", "maxContains"])
+def test_keywords_without_an_equivalent_are_refused(make_tool: Any, keyword: str) -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"xs": {"type": "array", "contains": {"type": "integer"}, keyword: 1}},
+    }
+    with pytest.raises(ManifestInvalid) as caught:
+        ToolLoader().load(make_tool("sample", input_schema=schema))
+    assert caught.value.field == f"$.input_schema.properties.xs.{keyword}"
+
+
+def test_a_planted_bytecode_cache_is_never_run(make_tool: Any, tmp_path: Path) -> None:
+    import importlib.util
+    import marshal
+
+    honest = "WHO = 'honest'\ndef handler(args, context):\n    return WHO\n"
+    folder = make_tool("sample", code=honest)
+    entry = folder / "tool.py"
+    # A cache that matches the checked source's mtime and size, planted outside the folder
+    # and linked in: an import from the folder would run it instead of the source.
+    planted = "WHO = 'planted'\ndef handler(args, context):\n    return WHO\n"
+    evil = compile(planted, str(entry), "exec")
+    stat = entry.stat()
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += int(stat.st_mtime).to_bytes(4, "little") + stat.st_size.to_bytes(4, "little")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cached = Path(importlib.util.cache_from_source(str(entry)))
+    (elsewhere / cached.name).write_bytes(header + marshal.dumps(evil))
+    (folder / "__pycache__").symlink_to(elsewhere, target_is_directory=True)
+
+    tool = ToolLoader().load(folder)
+    assert tool.handler.__globals__["WHO"] == "honest"
+    assert not any(p.name != cached.name for p in elsewhere.iterdir())

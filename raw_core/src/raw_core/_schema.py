@@ -65,6 +65,8 @@ _LIST: Final = ("allOf", "anyOf", "oneOf", "prefixItems")
 _MAP: Final = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
 
 _NO_EQUIVALENT: Final = (
+    "minContains",
+    "maxContains",
     "unevaluatedProperties",
     "unevaluatedItems",
     "$dynamicRef",
@@ -156,12 +158,16 @@ def _child(path: str, key: str | int) -> str:
     return f"{path}[{json.dumps(key)}]"
 
 
-def _resolve_pointer(root: Any, ref: str) -> bool:
-    """Whether the local reference ``ref`` (``#`` or ``#/a/b``) names a part of ``root``."""
+_NOWHERE: Final = object()
+
+
+def _resolve_pointer(root: Any, ref: str) -> Any:
+    """The part of ``root`` the local reference ``ref`` (``#`` or ``#/a/b``) names, or
+    ``_NOWHERE``."""
     if ref == "#":
-        return True
+        return root
     if not ref.startswith("#/"):
-        return False
+        return _NOWHERE
     node = root
     for raw in ref[2:].split("/"):
         part = raw.replace("~1", "/").replace("~0", "~")
@@ -170,8 +176,8 @@ def _resolve_pointer(root: Any, ref: str) -> bool:
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
-            return False
-    return True
+            return _NOWHERE
+    return node
 
 
 class _Preparer:
@@ -231,8 +237,11 @@ class _Preparer:
                     f" {value!r} would be fetched",
                     here,
                 )
-            if not _resolve_pointer(self.root, value):
+            target = _resolve_pointer(self.root, value)
+            if target is _NOWHERE:
                 raise self.fail(f"reference {value!r} does not resolve inside this schema", here)
+            if not isinstance(target, dict | bool):
+                raise self.fail(f"reference {value!r} names {_kind(target)}, not a schema", here)
             return value
         if key == "pattern":
             if not isinstance(value, str):
@@ -397,7 +406,14 @@ def _compile_cached(canonical: str) -> SchemaValidator:
         )
         code = generator.func_code
         state = dict(generator.global_state)
-    except (fastjsonschema.JsonSchemaDefinitionException, re.error) as exc:
+    except (
+        fastjsonschema.JsonSchemaDefinitionException,
+        re.error,
+        TypeError,
+        ValueError,
+        KeyError,
+        AttributeError,
+    ) as exc:
         raise SchemaDefinitionError(
             f"fastjsonschema cannot compile the schema: {exc}", "$"
         ) from None

@@ -203,13 +203,20 @@ class ToolLoader:
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         try:
-            spec.loader.exec_module(module)
+            # Compiled from the checked source, never from __pycache__: a bytecode cache is
+            # one more path (possibly a link out of the folder) whose code would run.
+            code = compile(entry.read_bytes(), str(entry), "exec", dont_inherit=True)
+            exec(code, module.__dict__)  # the tool's own entry module, checked above
         except (Exception, SystemExit) as exc:
             sys.modules.pop(module_name, None)
-            where = traceback.extract_tb(exc.__traceback__)[-1]
+            if isinstance(exc, SyntaxError):
+                file, line = Path(exc.filename or str(entry)).name, exc.lineno
+            else:
+                where = traceback.extract_tb(exc.__traceback__)[-1]
+                file, line = Path(where.filename).name, where.lineno
             raise ToolImportFailed(
                 f"importing {manifest.entry} raised {type(exc).__name__}: {exc}"
-                f" ({Path(where.filename).name}, line {where.lineno})",
+                f" ({file}, line {line})",
                 tool=label,
                 path=str(entry),
             ) from exc

@@ -218,6 +218,10 @@ def cap_blocks(blocks: Sequence[Block], max_bytes: int) -> tuple[tuple[Block, ..
     return tuple(out), True
 
 
+LABEL_BYTES = 200
+"""The most bytes of a row's label the model text shows once a batch is over its cap."""
+
+
 @attrs.frozen(kw_only=True)
 class BatchEntry:
     """One row of a batch: its label, status, and body (the output, or the error message)."""
@@ -232,8 +236,9 @@ class BatchEntry:
 class BatchResult:
     """A batch tool's result, built row by row; the dispatcher renders it under one cap.
 
-    Every row keeps its header (index, status, label) whatever the cap; the remaining bytes
-    are shared fairly among the rows' bodies, so one large output cannot hide the others.
+    Every row keeps its header (index, status, label, the label cut to ``LABEL_BYTES``) as
+    long as the headers fit the cap; the remaining bytes are shared fairly among the rows'
+    bodies, so one large output cannot hide the others.
     """
 
     entries: list[BatchEntry] = attrs.field(factory=list)
@@ -252,22 +257,34 @@ class BatchResult:
         """Record a row that did not run."""
         self.entries.append(BatchEntry(label=_clean(label), status="skipped", body=_clean(reason)))
 
-    def _header(self, index: int, entry: BatchEntry) -> str:
+    def _header(self, index: int, entry: BatchEntry, *, label_bytes: int | None = None) -> str:
         status = f"error ({entry.code})" if entry.code else entry.status
-        return f"[{index + 1}/{len(self.entries)}] {status}: {entry.label}\n"
+        label = entry.label
+        if label_bytes is not None and len(label.encode("utf-8")) > label_bytes:
+            label = _cut_utf8(label, label_bytes) + "…"
+        return f"[{index + 1}/{len(self.entries)}] {status}: {label}\n"
 
     def render(self, max_bytes: int) -> tuple[str, str, bool]:
-        """Return ``(model_text, full_text, truncated)`` under a shared cap of ``max_bytes``."""
-        headers = [self._header(i, e) for i, e in enumerate(self.entries)]
+        """Return ``(model_text, full_text, truncated)`` under a shared cap of ``max_bytes``.
+
+        The full text keeps every label and body whole. The model text counts headers
+        against the cap too: a label longer than ``LABEL_BYTES`` is cut with ``…``, and when
+        the headers alone would overrun the cap, rows are shown until it is used and one
+        marker counts the rest, so a batch of many long labels cannot flood the context.
+        """
         bodies = [
             e.body if not e.body or e.body.endswith("\n") else e.body + "\n" for e in self.entries
         ]
-        full = "".join(h + b for h, b in zip(headers, bodies, strict=True))
-        sizes = [len(b.encode("utf-8")) for b in bodies]
-        header_bytes = sum(len(h.encode("utf-8")) for h in headers)
-        if header_bytes + sum(sizes) <= max_bytes:
+        rows = enumerate(zip(self.entries, bodies, strict=True))
+        full = "".join(self._header(i, entry) + body for i, (entry, body) in rows)
+        if len(full.encode("utf-8")) <= max_bytes:
             return full, full, False
-        shares = _fair_shares(sizes, max(max_bytes - header_bytes, 0))
+        headers = [self._header(i, e, label_bytes=LABEL_BYTES) for i, e in enumerate(self.entries)]
+        header_sizes = [len(h.encode("utf-8")) for h in headers]
+        if sum(header_sizes) > max_bytes:
+            return self._render_headers_only(headers, header_sizes, max_bytes), full, True
+        sizes = [len(b.encode("utf-8")) for b in bodies]
+        shares = _fair_shares(sizes, max_bytes - sum(header_sizes))
         parts = []
         for header, body, size, share in zip(headers, bodies, sizes, shares, strict=True):
             parts.append(header)
@@ -277,6 +294,19 @@ class BatchResult:
                 parts.append(_cut_utf8(body, share))
                 parts.append(f"[... {size - share} more bytes of this entry truncated]\n")
         return "".join(parts), full, True
+
+    def _render_headers_only(self, headers: list[str], sizes: list[int], max_bytes: int) -> str:
+        """Show as many headers as fit in ``max_bytes``, then say how many rows were left out."""
+        shown: list[str] = []
+        budget = max_bytes
+        for header, size in zip(headers, sizes, strict=True):
+            if size > budget:
+                break
+            shown.append(header)
+            budget -= size
+        hidden = len(headers) - len(shown)
+        shown.append(f"[... {hidden} more rows not shown: the output cap is {max_bytes} bytes]\n")
+        return "".join(shown)
 
 
 def _fair_shares(sizes: list[int], budget: int) -> list[int]:
