@@ -7,7 +7,7 @@ import os
 import sqlite3
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import closing
 from pathlib import Path
 
@@ -15,8 +15,23 @@ import platformdirs
 import pytest
 
 from raw_core.errors import StoreCorrupt, StoreTooNew, StoreUnavailable
-from raw_core.store import SessionStore, UserMessage, default_store_directory
-from raw_core.store._schema import APPLICATION_ID, FILE_NAME, SCHEMA_VERSION
+from raw_core.store import (
+    MESSAGE_FORMAT,
+    Message,
+    SessionStore,
+    TextBlock,
+    UserMessage,
+    default_store_directory,
+    dumps_message,
+)
+from raw_core.store._schema import _STEP_1, APPLICATION_ID, FILE_NAME, SCHEMA_VERSION
+
+
+def message_text(message: Message) -> str:
+    assert isinstance(message, UserMessage)
+    block = message.content[0]
+    assert isinstance(block, TextBlock)
+    return block.text
 
 
 def mode(path: Path) -> int:
@@ -174,3 +189,80 @@ def test_reopening_keeps_every_session(tmp_path: Path) -> None:
     with SessionStore.open(tmp_path / "state") as store:
         assert store.info(session.id).title == "kept"
         assert store.open_reader(session.id).read_context() == (UserMessage.from_text("hello"),)
+
+
+def write_first_layout(path: Path) -> None:
+    """A file as the first schema (step 1) left it: display rows numbered across the file,
+    three sessions' rows interleaved, two of them compacted."""
+
+    def row(seq: int, session: str, text: str) -> str:
+        body = dumps_message(UserMessage.from_text(text)).replace("'", "''")
+        return (
+            "INSERT INTO display (seq, session_id, created_at, format, body)"
+            f" VALUES ({seq}, '{session}', {seq}, {MESSAGE_FORMAT}, '{body}')"
+        )
+
+    summary = dumps_message(UserMessage.from_text("summary of b")).replace("'", "''")
+    make_db(
+        path,
+        *_STEP_1,
+        "INSERT INTO sessions (id, title, created_at, last_activity, state, context_from)"
+        " VALUES ('a' || printf('%031d', 0), 'first', 1, 50, '{\"k\":1}', 4)",
+        "INSERT INTO sessions (id, title, created_at, last_activity, context_from,"
+        f" summary_format, summary_body) VALUES ('b' || printf('%031d', 0), 'second', 2, 60,"
+        f" 7, {MESSAGE_FORMAT}, '{summary}')",
+        "INSERT INTO sessions (id, title, created_at, last_activity)"
+        " VALUES ('c' || printf('%031d', 0), 'empty', 3, 3)",
+        row(1, "a" + "0" * 31, "a1"),
+        row(2, "b" + "0" * 31, "b1"),
+        row(3, "a" + "0" * 31, "a2"),
+        row(4, "a" + "0" * 31, "a3"),
+        row(5, "b" + "0" * 31, "b2"),
+        row(6, "a" + "0" * 31, "a4"),
+        f"PRAGMA application_id = {APPLICATION_ID}",
+        "PRAGMA user_version = 1",
+        "PRAGMA journal_mode = WAL",
+    )
+
+
+def test_a_file_of_the_first_layout_is_brought_forward_with_every_message(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "state"
+    folder.mkdir()
+    write_first_layout(folder / FILE_NAME)
+    a, b, c = ("a" + "0" * 31, "b" + "0" * 31, "c" + "0" * 31)
+
+    def texts(messages: Iterable[Message]) -> list[str]:
+        return [message_text(m) for m in messages]
+
+    with SessionStore.open(folder) as store:
+        assert [(s.id, s.title) for s in store.list_sessions()] == [
+            (b, "second"),
+            (a, "first"),
+            (c, "empty"),
+        ]
+        page = store.open_reader(a).page_display()
+        assert [(i.seq, message_text(i.message)) for i in page.items] == [
+            (1, "a1"),
+            (2, "a2"),
+            (3, "a3"),
+            (4, "a4"),
+        ]
+        # a was compacted from its row 4 ("a3") on; b had every row replaced by a summary.
+        assert texts(store.open_reader(a).read_context()) == ["a3", "a4"]
+        assert texts(store.open_reader(b).read_context()) == ["summary of b"]
+        assert texts(store.open_reader(c).read_context()) == []
+        assert store.open_reader(a).state() == {"k": 1}
+        with store.open_writer(b) as writer:
+            writer.append([UserMessage.from_text("b3")])
+        assert texts(store.open_reader(b).read_context()) == ["summary of b", "b3"]
+        assert [i.seq for i in store.open_reader(b).page_display().items] == [1, 2, 3]
+        store.delete(a)
+        assert texts(store.open_reader(b).read_context()) == ["summary of b", "b3"]
+    with closing(sqlite3.connect(folder / FILE_NAME)) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert connection.execute("SELECT count(*) FROM display").fetchone() == (3,)
+        names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+        assert "display_by_session" not in names
+        assert "sessions_by_activity" in names

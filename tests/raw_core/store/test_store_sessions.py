@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import sqlite3
 import subprocess
@@ -34,6 +35,7 @@ from raw_core.store import (
     UserMessage,
     VarPlaceholder,
 )
+from raw_core.store import store as store_module
 
 
 @pytest.fixture
@@ -166,8 +168,11 @@ def test_a_row_of_a_newer_format_is_store_too_new_and_a_broken_row_store_corrupt
         writer.append(users("a", "b"))
     reader = store.open_reader(session.id)
     with raw_connection(store) as raw:
-        raw.execute("UPDATE display SET format = 2 WHERE seq = 1")
-        raw.execute("""UPDATE display SET body = '{"role":"user"}' WHERE seq = 2""")
+        raw.execute("UPDATE display SET format = 2 WHERE seq = (SELECT min(seq) FROM display)")
+        raw.execute(
+            """UPDATE display SET body = '{"role":"user"}'"""
+            " WHERE seq = (SELECT max(seq) FROM display)"
+        )
     with pytest.raises(StoreTooNew) as newer:
         reader.read_context()
     assert newer.value.code == "store_too_new"
@@ -238,11 +243,32 @@ def test_sessions_do_not_share_display_history(store: SessionStore) -> None:
 
 @pytest.mark.parametrize(
     "cursor",
-    ["", "not a cursor", "!!!", "MTpmOi0xOg", "Mjpm"],
-    ids=["empty", "words", "not-base64", "negative", "unknown-version"],
+    [
+        "",
+        "not a cursor",
+        "!!!",
+        "2:f:-1:{id}",
+        f"2:f:{2**32 + 1}:{{id}}",
+        "3:f:1:{id}",
+        "1:f:5:{id}",
+        "2:f",
+    ],
+    ids=[
+        "empty",
+        "words",
+        "not-base64",
+        "negative",
+        "past-the-end",
+        "unknown-version",
+        "first-layout",
+        "too-short",
+    ],
 )
 def test_a_string_that_is_not_a_cursor_is_refused(store: SessionStore, cursor: str) -> None:
     reader = store.open_reader(store.create().id)
+    if ":" in cursor:  # the form of a cursor, with this session's id
+        text = cursor.format(id=reader.session_id).encode()
+        cursor = base64.urlsafe_b64encode(text).decode().rstrip("=")
     with pytest.raises(InvalidCursor) as caught:
         reader.page_display(cursor)
     assert caught.value.code == "invalid_cursor"
@@ -266,15 +292,24 @@ def test_page_size_is_bounded(store: SessionStore, limit: int) -> None:
         reader.page_display(limit=limit)
 
 
-def test_paging_uses_the_session_index_and_no_offset(store: SessionStore) -> None:
+@pytest.mark.parametrize(
+    ("query", "parameters"),
+    [
+        (store_module._PAGE_OLDEST_FIRST, (1 << 32, 2 << 32, 10)),
+        (store_module._PAGE_NEWEST_FIRST, (2 << 32, 1 << 32, 10)),
+        (store_module._CONTEXT_TAIL, (1 << 32, 2 << 32)),
+        (store_module._LAST_SEQ_IN, (1 << 32, 1 << 32, 2 << 32)),
+        ("DELETE FROM display WHERE seq > ? AND seq < ?", (1 << 32, 2 << 32)),
+    ],
+)
+def test_every_display_query_is_a_range_of_the_primary_key(
+    store: SessionStore, query: str, parameters: tuple[int, ...]
+) -> None:
     with raw_connection(store) as raw:
-        plan = raw.execute(
-            "EXPLAIN QUERY PLAN SELECT seq, created_at, format, body FROM display"
-            " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            ("x", 0, 10),
-        ).fetchall()
+        plan = raw.execute(f"EXPLAIN QUERY PLAN {query}", parameters).fetchall()
     details = " ".join(str(row[-1]) for row in plan)
-    assert "display_by_session" in details
+    assert "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in details
+    assert "SCAN" not in details
     assert "TEMP B-TREE" not in details
 
 
@@ -355,12 +390,38 @@ def test_a_full_disk_raises_storage_full_and_loses_nothing_committed(
             writer.append(big)
         assert caught.value.code == "storage_full"
         assert not connection.in_transaction
+        with pytest.raises(StorageFull):  # one message: its own transaction
+            writer.append(big[:1])
+        assert not connection.in_transaction
         assert display_texts(store, session.id) == [f"m{i}" for i in range(10)]
         assert context_texts(store, session.id) == [f"m{i}" for i in range(10)]
         connection.execute("PRAGMA max_page_count = 1073741823")
         writer.append(users("after"))
     with SessionStore.open(store.path.parent) as again:
-        assert display_texts(again, session.id)[-2:] == ["m9", "after"]
+        items = again.open_reader(session.id).page_display().items
+        assert [(i.seq, text(i.message)) for i in items[-2:]] == [(10, "m9"), (11, "after")]
+
+
+def test_a_session_at_its_last_position_refuses_more_and_keeps_what_it_has(
+    store: SessionStore,
+) -> None:
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users("first"))
+    with raw_connection(store) as raw:  # as if 2**32 - 3 more messages had been appended
+        raw.execute(
+            "INSERT INTO display (seq, created_at, format, body)"
+            " SELECT seq + (1 << 32) - 3, created_at, format, body FROM display"
+        )
+    with store.open_writer(session.id) as writer:
+        with pytest.raises(StorageFull, match="most messages one session can") as caught:
+            writer.append(users("a", "b"))
+        assert caught.value.code == "storage_full"
+        writer.append(users("last"))
+        with pytest.raises(StorageFull):
+            writer.append(users("c"))
+    items = store.open_reader(session.id).page_display(newest_first=True, limit=2).items
+    assert [(i.seq, text(i.message)) for i in items] == [(2**32 - 1, "last"), (2**32 - 2, "first")]
 
 
 def test_end_turn_syncs_the_wal_and_once_its_folder(

@@ -1,9 +1,9 @@
 """Opaque display-history cursors: where a page ended, in which direction, in which session.
 
-A cursor names a display sequence number (keyset paging: the next page is the rows after
-it, found through an index, never with ``OFFSET``), so it stays valid while the session
-grows and reading at any depth costs the same. It is URL-safe base64 of
-``1:<f|b>:<seq>:<session id>``; callers treat it as an opaque string.
+A cursor names a position in the session's display history (keyset paging: the next page
+is the rows after it, found through the primary key, never with ``OFFSET``), so it stays
+valid while the session grows and reading at any depth costs the same. It is URL-safe
+base64 of ``2:<f|b>:<position>:<session id>``; callers treat it as an opaque string.
 """
 
 from __future__ import annotations
@@ -14,24 +14,27 @@ import binascii
 import attrs
 
 from raw_core.errors import InvalidCursor
+from raw_core.store._schema import SEQ_BITS
 
 __all__ = ["Cursor"]
 
-_VERSION = "1"
+_VERSION = "2"  # 1 named the first layout's file-wide numbers, which no longer exist
+_END = 1 << SEQ_BITS  # past every position of a session
 
 
 @attrs.frozen(kw_only=True)
 class Cursor:
-    """A page boundary: rows after ``seq`` (oldest first) or before it (newest first)."""
+    """A page boundary: rows after ``position`` (oldest first) or before it (newest
+    first)."""
 
     session_id: str
     newest_first: bool
-    seq: int
+    position: int
 
     def encode(self) -> str:
         """The opaque string handed to callers."""
         direction = "b" if self.newest_first else "f"
-        raw = f"{_VERSION}:{direction}:{self.seq}:{self.session_id}".encode("ascii")
+        raw = f"{_VERSION}:{direction}:{self.position}:{self.session_id}".encode("ascii")
         return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
     @classmethod
@@ -43,15 +46,15 @@ class Cursor:
         """
         try:
             raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode("ascii")
-            version, direction, seq_text, owner = raw.split(":")
-            seq = int(seq_text)
+            version, direction, position_text, owner = raw.split(":")
+            position = int(position_text)
         except (ValueError, binascii.Error, UnicodeDecodeError):
             raise InvalidCursor(
                 "expected a cursor returned by a page of this session, found an unreadable string",
                 field="cursor",
                 session_id=session_id,
             ) from None
-        if version != _VERSION or direction not in ("f", "b") or not 0 <= seq < 2**63:
+        if version != _VERSION or direction not in ("f", "b") or not 0 <= position <= _END:
             raise InvalidCursor(
                 "expected a cursor returned by a page of this session, found an unknown form",
                 field="cursor",
@@ -63,4 +66,4 @@ class Cursor:
                 field="cursor",
                 session_id=session_id,
             )
-        return cls(session_id=owner, newest_first=direction == "b", seq=seq)
+        return cls(session_id=owner, newest_first=direction == "b", position=position)

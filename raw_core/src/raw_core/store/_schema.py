@@ -5,11 +5,11 @@ Two version numbers, two purposes:
 * the file name (``sessions-v1.sqlite3``) changes only when a new raw cannot read the old
   layout. An older file is then never opened, so it stays untouched, and new sessions go
   to the new file (raw does not convert old session data);
-* ``PRAGMA user_version`` counts additive steps within one file name. An older file is
-  brought forward in place, in one transaction; a file whose version is higher than
-  :data:`SCHEMA_VERSION` was written by a newer raw and is refused with
-  :class:`StoreTooNew` without being modified. ``PRAGMA application_id`` marks the file as
-  raw's, so another program's database is :class:`StoreCorrupt`, never adopted.
+* ``PRAGMA user_version`` counts the steps applied within one file name. An older file is
+  brought forward in place, its data kept, in one transaction; a file whose version is
+  higher than :data:`SCHEMA_VERSION` was written by a newer raw and is refused with
+  :class:`StoreTooNew` without being modified. ``PRAGMA application_id`` marks the file
+  as raw's, so another program's database is :class:`StoreCorrupt`, never adopted.
 
 The file's header is read directly before SQLite opens it: SQLite, even read-only, creates
 ``-wal`` and ``-shm`` files beside a WAL database, and read-write it may checkpoint on
@@ -21,54 +21,166 @@ from __future__ import annotations
 import os
 import sqlite3
 import struct
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from raw_core.errors import StoreCorrupt, StoreTooNew, StoreUnavailable
 from raw_core.store._sqlite import connect, sqlite_errors, write_transaction
 
-__all__ = ["APPLICATION_ID", "FILE_NAME", "SCHEMA_VERSION", "ensure_private_dir", "open_database"]
+__all__ = [
+    "APPLICATION_ID",
+    "FILE_NAME",
+    "SCHEMA_VERSION",
+    "SEQ_BITS",
+    "ensure_private_dir",
+    "open_database",
+    "seq_range",
+]
 
 FILE_NAME = "sessions-v1.sqlite3"
 APPLICATION_ID = 0x72617731  # "raw1"
 
-# Each step is applied once, in order; step n takes user_version from n to n + 1.
+# Each step is applied once, in order; step n takes user_version from n to n + 1. A step is
+# SQL statements, or a function of the connection for what plain SQL cannot say portably.
 #
-# display: the display history, append-only. ``seq`` is one increasing sequence across the
-#   file; a session's items are its rows in ``seq`` order (the index makes keyset paging a
-#   range scan).
+# Step 1 (kept so older files can be brought forward): display rows numbered across the
+# file, found through an index on (session_id, seq).
+_STEP_1 = (
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY NOT NULL,
+        title TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_activity INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT '{}',
+        context_from INTEGER NOT NULL DEFAULT 0,
+        summary_format INTEGER,
+        summary_body TEXT,
+        CHECK ((summary_format IS NULL) = (summary_body IS NULL))
+    )
+    """,
+    "CREATE INDEX sessions_by_activity ON sessions (last_activity)",
+    """
+    CREATE TABLE display (
+        seq INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        created_at INTEGER NOT NULL,
+        format INTEGER NOT NULL,
+        body TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX display_by_session ON display (session_id, seq)",
+)
+
+# Step 2, the current layout.
+#
+# sessions: ``key`` is a small number of the session's own, fixed for its life; ``id`` is
+#   the stable id callers use.
+# display: the display history, append-only. A session's rows are numbered from its key:
+#   ``seq = key * 2**32 + n`` for its n-th message (n from 1), so they lie together in the
+#   table's own b-tree: paging is a range scan of the primary key, and an append writes
+#   one page and no index (one index page per append cost a third of the commit).
 # The model context is not a table of its own: it is the session's compaction summary (if
 #   any: ``summary_format``/``summary_body`` on the sessions row) followed by the session's
 #   display rows from ``context_from`` on. Appending a message therefore writes one display
 #   row and nothing else, and a compaction rewrites one sessions row.
 # ``format`` is the message format (messages.MESSAGE_FORMAT) of a body.
-_STEPS: tuple[tuple[str, ...], ...] = (
-    (
-        """
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY NOT NULL,
-            title TEXT NOT NULL,
-            created_at INTEGER NOT NULL,
-            last_activity INTEGER NOT NULL,
-            state TEXT NOT NULL DEFAULT '{}',
-            context_from INTEGER NOT NULL DEFAULT 0,
-            summary_format INTEGER,
-            summary_body TEXT,
-            CHECK ((summary_format IS NULL) = (summary_body IS NULL))
-        )
-        """,
-        "CREATE INDEX sessions_by_activity ON sessions (last_activity)",
-        """
-        CREATE TABLE display (
-            seq INTEGER PRIMARY KEY,
-            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-            created_at INTEGER NOT NULL,
-            format INTEGER NOT NULL,
-            body TEXT NOT NULL
-        )
-        """,
-        "CREATE INDEX display_by_session ON display (session_id, seq)",
-    ),
+_STEP_2_TABLES = (
+    """
+    CREATE TABLE sessions_v2 (
+        key INTEGER PRIMARY KEY CHECK (key BETWEEN 1 AND 2147483647),
+        id TEXT NOT NULL UNIQUE,
+        title TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_activity INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT '{}',
+        context_from INTEGER NOT NULL DEFAULT 0,
+        summary_format INTEGER,
+        summary_body TEXT,
+        CHECK ((summary_format IS NULL) = (summary_body IS NULL))
+    )
+    """,
+    """
+    CREATE TABLE display_v2 (
+        seq INTEGER PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        format INTEGER NOT NULL,
+        body TEXT NOT NULL
+    )
+    """,
 )
+
+SEQ_BITS = 32
+"""A session's display rows are numbered ``key << SEQ_BITS`` + 1, + 2, ..."""
+
+
+def seq_range(key: int) -> tuple[int, int]:
+    """The bounds, both excluded, of the display ``seq`` of the session with ``key``."""
+    low = key << SEQ_BITS
+    return low, low + (1 << SEQ_BITS)
+
+
+def _cluster_display_by_session(connection: sqlite3.Connection) -> None:
+    """Step 2: give each session a key and renumber its display rows from it, keeping
+    their order and where the model context starts."""
+    for statement in _STEP_2_TABLES:
+        connection.execute(statement)
+    connection.execute(
+        "INSERT INTO sessions_v2 (id, title, created_at, last_activity, state, summary_format,"
+        " summary_body) SELECT id, title, created_at, last_activity, state, summary_format,"
+        " summary_body FROM sessions ORDER BY created_at, id"
+    )
+    sessions = connection.execute(
+        "SELECT new.key, new.id, old.context_from FROM sessions_v2 AS new"
+        " JOIN sessions AS old ON old.id = new.id ORDER BY new.key"
+    ).fetchall()
+    for key, session_id, context_from in sessions:
+        connection.execute(
+            "UPDATE sessions_v2 SET context_from = ? WHERE key = ?",
+            (_renumber(connection, key, session_id, context_from), key),
+        )
+    for statement in (
+        "DROP TABLE display",
+        "DROP TABLE sessions",
+        "ALTER TABLE sessions_v2 RENAME TO sessions",
+        "ALTER TABLE display_v2 RENAME TO display",
+        "CREATE INDEX sessions_by_activity ON sessions (last_activity)",
+    ):
+        connection.execute(statement)
+
+
+def _renumber(connection: sqlite3.Connection, key: int, session_id: str, context_from: int) -> int:
+    """Copy one session's step-1 display rows into ``display_v2``, numbered from its key
+    in their order (streamed: a session may be large); return its new ``context_from``."""
+    low, _ = seq_range(key)
+    count = 0
+    new_from = 0
+
+    def renumbered(
+        rows: Iterable[tuple[int, int, int, str]],
+    ) -> Iterator[tuple[int, int, int, str]]:
+        nonlocal count, new_from
+        for old_seq, created_at, fmt, body in rows:
+            count += 1
+            if not new_from and old_seq >= context_from:
+                new_from = low + count
+            yield low + count, created_at, fmt, body
+
+    connection.executemany(
+        "INSERT INTO display_v2 (seq, created_at, format, body) VALUES (?, ?, ?, ?)",
+        renumbered(
+            connection.execute(
+                "SELECT seq, created_at, format, body FROM display WHERE session_id = ?"
+                " ORDER BY seq",
+                (session_id,),
+            )
+        ),
+    )
+    return new_from or low + count + 1  # every row replaced: the context starts after them
+
+
+_Step = tuple[str, ...] | Callable[[sqlite3.Connection], None]
+_STEPS: tuple[_Step, ...] = (_STEP_1, _cluster_display_by_session)
 
 SCHEMA_VERSION = len(_STEPS)
 
@@ -164,8 +276,11 @@ def _bring_forward(connection: sqlite3.Connection, path: Path) -> None:
     with write_transaction(connection, path):
         current = _read_version(connection, path)
         for step in _STEPS[current:]:
-            for statement in step:
-                connection.execute(statement)
+            if callable(step):
+                step(connection)
+            else:
+                for statement in step:
+                    connection.execute(statement)
         if current < SCHEMA_VERSION:
             connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -2,8 +2,8 @@
 ``sqlite3`` errors become store errors.
 
 Every connection: autocommit mode (``isolation_level=None``) so transactions are explicit,
-``busy_timeout``, ``synchronous=NORMAL`` and ``foreign_keys=ON`` (all three are per
-connection, so each connection sets them). Writers open with ``BEGIN IMMEDIATE``: a
+``busy_timeout`` and ``synchronous=NORMAL`` (both are per connection, so each connection
+sets them). Writers open with ``BEGIN IMMEDIATE``: a
 deferred ``BEGIN`` that reads and then writes fails at once with ``SQLITE_BUSY_SNAPSHOT``
 whatever ``busy_timeout`` says.
 """
@@ -67,7 +67,6 @@ def connect(path: Path, *, busy_timeout: float, read_only: bool = False) -> sqli
         try:
             connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             connection.execute("PRAGMA synchronous = NORMAL")
-            connection.execute("PRAGMA foreign_keys = ON")
         except BaseException:
             connection.close()
             raise

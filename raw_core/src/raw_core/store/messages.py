@@ -242,9 +242,13 @@ def message_from_dict(data: Any, *, root: str = "$") -> Message:
     return message
 
 
+# One encoder for every message: ``json.dumps`` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def dumps_message(message: Message) -> str:
     """``message`` as compact JSON text (ASCII, so any string survives the round trip)."""
-    return json.dumps(message_to_dict(message), separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(message_to_dict(message))
 
 
 def loads_message(text: str) -> Message:

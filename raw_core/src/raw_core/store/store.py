@@ -28,12 +28,18 @@ from typing import Any
 
 import attrs
 
-from raw_core.errors import InvalidCursor, SessionNotFound, StoreCorrupt, StoreTooNew
+from raw_core.errors import (
+    InvalidCursor,
+    SessionNotFound,
+    StorageFull,
+    StoreCorrupt,
+    StoreTooNew,
+)
 from raw_core.store import _lock
 from raw_core.store._cursor import Cursor
 from raw_core.store._ids import is_session_id, new_session_id
 from raw_core.store._lock import SessionLock
-from raw_core.store._schema import ensure_private_dir, open_database
+from raw_core.store._schema import SEQ_BITS, ensure_private_dir, open_database, seq_range
 from raw_core.store._sqlite import connect, read_transaction, sqlite_errors, write_transaction
 from raw_core.store.messages import (
     MESSAGE_FORMAT,
@@ -59,7 +65,6 @@ __all__ = [
 
 DEFAULT_EXPIRE_AFTER_DAYS = 30.0
 MAX_PAGE_SIZE = 10_000
-_LAST_SEQ = 2**63 - 1  # SQLite's largest integer: "before the end"
 
 
 def default_store_directory() -> Path:
@@ -85,7 +90,8 @@ class SessionInfo:
 
 @attrs.frozen(kw_only=True)
 class DisplayItem:
-    """One entry of the display history. ``seq`` is stable and grows with time."""
+    """One entry of the display history. ``seq`` is its position in the session (1 for
+    the first message, then 2, ...): stable, and it grows with time."""
 
     seq: int
     created_at: datetime
@@ -111,6 +117,8 @@ class DisplayPage:
 
 
 _TOUCH_RESOLUTION_MS = 1000
+_NEVER = 2**63 - 1  # SQLite's largest integer: a time after every last activity
+_INSERT_DISPLAY = "INSERT INTO display (seq, created_at, format, body) VALUES (?, ?, ?, ?)"
 
 
 def _now_ms() -> int:
@@ -168,33 +176,46 @@ def _info(row: tuple[str, str, int, int]) -> SessionInfo:
     )
 
 
+# A session's display rows lie in its own range of ``seq`` (see _schema.seq_range), so
+# every query below is a range scan of the primary key.
 _PAGE_OLDEST_FIRST = (
     "SELECT seq, created_at, format, body FROM display"
-    " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+    " WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?"
 )
 _PAGE_NEWEST_FIRST = (
     "SELECT seq, created_at, format, body FROM display"
-    " WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
+    " WHERE seq < ? AND seq > ? ORDER BY seq DESC LIMIT ?"
 )
-_CONTEXT_HEAD = "SELECT context_from, summary_format, summary_body FROM sessions WHERE id = ?"
-_CONTEXT_TAIL = (
-    "SELECT seq, format, body FROM display WHERE session_id = ? AND seq >= ? ORDER BY seq"
-)
+_LAST_SEQ_IN = "SELECT coalesce(max(seq), ?) FROM display WHERE seq > ? AND seq < ?"
+_CONTEXT_HEAD = "SELECT key, context_from, summary_format, summary_body FROM sessions WHERE id = ?"
+_CONTEXT_TAIL = "SELECT seq, format, body FROM display WHERE seq >= ? AND seq < ? ORDER BY seq"
+
+
+def _last_seq(connection: sqlite3.Connection, key: int) -> int:
+    """The ``seq`` of the session's last display row (the bottom of its range if none)."""
+    low, high = seq_range(key)
+    (last,) = connection.execute(_LAST_SEQ_IN, (low, low, high)).fetchone()
+    return int(last)
 
 
 def _context_rows(
     connection: sqlite3.Connection, session_id: str
 ) -> list[tuple[int, int | None, str | None]]:
     """``(position, format, body)`` of the model context: the summary (position 0), then
-    the display rows from ``context_from`` on. Call inside a read transaction."""
+    the display rows from ``context_from`` on (their position in the session). Call inside
+    a read transaction."""
     head = connection.execute(_CONTEXT_HEAD, (session_id,)).fetchone()
     if head is None:
         return []
-    context_from, summary_format, summary_body = head
+    key, context_from, summary_format, summary_body = head
+    low, high = seq_range(key)
     rows: list[tuple[int, int | None, str | None]] = []
     if summary_body is not None:
         rows.append((0, summary_format, summary_body))
-    rows.extend(connection.execute(_CONTEXT_TAIL, (session_id, context_from)).fetchall())
+    rows.extend(
+        (seq - low, fmt, body)
+        for seq, fmt, body in connection.execute(_CONTEXT_TAIL, (max(context_from, low), high))
+    )
     return rows
 
 
@@ -226,12 +247,14 @@ class SessionReader:
             raise _not_found(self._session_id)
         return info
 
-    def _require(self, connection: sqlite3.Connection) -> None:
+    def _require(self, connection: sqlite3.Connection) -> int:
+        """The session's key; :class:`SessionNotFound` when it is gone."""
         found = connection.execute(
-            "SELECT 1 FROM sessions WHERE id = ?", (self._session_id,)
+            "SELECT key FROM sessions WHERE id = ?", (self._session_id,)
         ).fetchone()
         if found is None:
             raise _not_found(self._session_id)
+        return int(found[0])
 
     def page_display(
         self, cursor: str | None = None, *, limit: int = 100, newest_first: bool = False
@@ -247,38 +270,43 @@ class SessionReader:
         if not 1 <= limit <= MAX_PAGE_SIZE:
             raise ValueError(f"expected a page size from 1 to {MAX_PAGE_SIZE}, found {limit}")
         if cursor is None:
-            start_seq = _LAST_SEQ if newest_first else 0
+            start = (1 << SEQ_BITS) if newest_first else 0
         else:
-            start = Cursor.decode(cursor, session_id=self._session_id)
-            if start.newest_first != newest_first:
-                order = "newest first" if start.newest_first else "oldest first"
+            decoded = Cursor.decode(cursor, session_id=self._session_id)
+            if decoded.newest_first != newest_first:
+                order = "newest first" if decoded.newest_first else "oldest first"
                 raise InvalidCursor(
-                    f"this cursor pages {order}; pass newest_first={start.newest_first}",
+                    f"this cursor pages {order}; pass newest_first={decoded.newest_first}",
                     field="cursor",
                     session_id=self._session_id,
                 )
-            start_seq = start.seq
-        query = _PAGE_NEWEST_FIRST if newest_first else _PAGE_OLDEST_FIRST
+            start = decoded.position
         with read_transaction(self._connection, self._path) as connection:
-            self._require(connection)
-            rows = connection.execute(query, (self._session_id, start_seq, limit + 1)).fetchall()
+            low, high = seq_range(self._require(connection))
+            if newest_first:
+                query, bounds = _PAGE_NEWEST_FIRST, (low + start, low)
+            else:
+                query, bounds = _PAGE_OLDEST_FIRST, (low + start, high)
+            rows = connection.execute(query, (*bounds, limit + 1)).fetchall()
         has_more = len(rows) > limit
         items = tuple(
             DisplayItem(
-                seq=seq,
+                seq=seq - low,
                 created_at=_from_ms(created_at),
-                message=_decode(self._path, self._session_id, seq, fmt, body),
+                message=_decode(self._path, self._session_id, seq - low, fmt, body),
             )
             for seq, created_at, fmt, body in rows[:limit]
         )
         if newest_first:
-            next_seq = items[-1].seq if has_more else None
+            next_position = items[-1].seq if has_more else None
         else:
-            next_seq = items[-1].seq if items else start_seq
+            next_position = items[-1].seq if items else start
         next_cursor = (
             None
-            if next_seq is None
-            else Cursor(session_id=self._session_id, newest_first=newest_first, seq=next_seq)
+            if next_position is None
+            else Cursor(
+                session_id=self._session_id, newest_first=newest_first, position=next_position
+            )
         )
         return DisplayPage(
             items=items,
@@ -290,12 +318,9 @@ class SessionReader:
         """An oldest-first cursor after the current last item: pages from it return only
         items appended later (to follow a session live after showing its newest page)."""
         with read_transaction(self._connection, self._path) as connection:
-            self._require(connection)
-            (last,) = connection.execute(
-                "SELECT coalesce(max(seq), 0) FROM display WHERE session_id = ?",
-                (self._session_id,),
-            ).fetchone()
-        return Cursor(session_id=self._session_id, newest_first=False, seq=last).encode()
+            key = self._require(connection)
+            last = _last_seq(connection, key) - seq_range(key)[0]
+        return Cursor(session_id=self._session_id, newest_first=False, position=last).encode()
 
     def state(self) -> dict[str, Any]:
         """The runtime state :meth:`SessionWriter.set_state` last stored (``{}`` at first)."""
@@ -343,10 +368,21 @@ class SessionWriter(SessionReader):
     """
 
     def __init__(
-        self, connection: sqlite3.Connection, path: Path, session_id: str, lock: SessionLock
+        self,
+        connection: sqlite3.Connection,
+        path: Path,
+        session_id: str,
+        lock: SessionLock,
+        *,
+        key: int,
+        last_seq: int,
     ) -> None:
         super().__init__(connection, path, session_id)
         self._lock = lock
+        # The session's range of display numbers, and its last one: only this writer
+        # appends to the session, so the next numbers are known without asking SQLite.
+        self._last_seq = last_seq
+        self._seq_low, self._seq_limit = seq_range(key)
         self._touched_at = 0  # ms; see append
         self._folder_synced = False  # see end_turn
 
@@ -379,18 +415,33 @@ class SessionWriter(SessionReader):
             return
         bodies = [dumps_message(message) for message in batch]
         now = _now_ms()
-        sid = self._session_id
+        first = self._last_seq + 1
+        if first + len(bodies) > self._seq_limit:
+            raise StorageFull(
+                f"session {self._session_id} holds the most messages one session can "
+                f"({(1 << SEQ_BITS) - 1:,}); start a new session",
+                path=str(self._path),
+                session_id=self._session_id,
+            )
         # Activity is recorded at most once per second: expiry counts days, and skipping the
         # sessions row spares a page write in the many appends of a running turn. The
         # session cannot vanish meanwhile: deleting it needs this writer's lock.
         touch = now - self._touched_at >= _TOUCH_RESOLUTION_MS
+        if len(bodies) == 1 and not touch:
+            # The common case in a running turn: one statement is its own transaction
+            # (autocommit), which spares the round trips of BEGIN and COMMIT.
+            with sqlite_errors(self._path):
+                self._connection.execute(_INSERT_DISPLAY, (first, now, MESSAGE_FORMAT, bodies[0]))
+            self._last_seq = first
+            return
         with write_transaction(self._connection, self._path) as connection:
             if touch:
                 self._touch(connection, now)
             connection.executemany(
-                "INSERT INTO display (session_id, created_at, format, body) VALUES (?, ?, ?, ?)",
-                [(sid, now, MESSAGE_FORMAT, body) for body in bodies],
+                _INSERT_DISPLAY,
+                [(seq, now, MESSAGE_FORMAT, body) for seq, body in enumerate(bodies, first)],
             )
+        self._last_seq = first + len(bodies) - 1
         if touch:
             self._touched_at = now
 
@@ -422,20 +473,15 @@ class SessionWriter(SessionReader):
                     f"{replace_first}"
                 )
             if replace_first < len(rows):
-                seq, fmt, kept = rows[replace_first]
-                if isinstance(_decode(self._path, sid, seq, fmt, kept), ToolResultMessage):
+                position, fmt, kept = rows[replace_first]
+                if isinstance(_decode(self._path, sid, position, fmt, kept), ToolResultMessage):
                     raise ValueError(
                         f"replacing the first {replace_first} messages would leave a tool "
                         "result without the call it answers; replace fewer or more"
                     )
-                context_from = seq
+                context_from = self._seq_low + position
             else:
-                (last,) = connection.execute(
-                    "SELECT coalesce(max(seq), 0) FROM display WHERE session_id = ?", (sid,)
-                ).fetchone()
-                # This session's own last row, not the file's: SQLite may reuse the numbers
-                # of other sessions' deleted rows, but never one below a row that exists.
-                context_from = last + 1
+                context_from = self._last_seq + 1  # after every row: none is in the context
             connection.execute(
                 "UPDATE sessions SET context_from = ?, summary_format = ?, summary_body = ?"
                 " WHERE id = ?",
@@ -672,16 +718,21 @@ class SessionStore:
             raise
         try:
             with read_transaction(connection, self._path):
-                exists = _info_row(connection, session_id) is not None
+                row = connection.execute(
+                    "SELECT key FROM sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+                last_seq = 0 if row is None else _last_seq(connection, row[0])
         except BaseException:
             connection.close()
             lock.release()
             raise
-        if not exists:
+        if row is None:
             connection.close()
             lock.release(remove_file=True)
             raise _not_found(session_id)
-        return SessionWriter(connection, self._path, session_id, lock)
+        return SessionWriter(
+            connection, self._path, session_id, lock, key=row[0], last_seq=last_seq
+        )
 
     def delete(self, session_id: str, *, wait: float | None = None) -> None:
         """Delete a session and everything it holds. Needs the session's lock, so an open
@@ -702,14 +753,16 @@ class SessionStore:
         deleted = False
         try:
             with write_transaction(self._connection, self._path) as connection:
-                if older_than is None:
-                    cursor = connection.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-                else:
-                    cursor = connection.execute(
-                        "DELETE FROM sessions WHERE id = ? AND last_activity < ?",
-                        (session_id, older_than),
+                row = connection.execute(
+                    "SELECT key FROM sessions WHERE id = ? AND last_activity < ?",
+                    (session_id, _NEVER if older_than is None else older_than),
+                ).fetchone()
+                if row is not None:
+                    connection.execute(
+                        "DELETE FROM display WHERE seq > ? AND seq < ?", seq_range(row[0])
                     )
-                deleted = cursor.rowcount > 0
+                    connection.execute("DELETE FROM sessions WHERE key = ?", (row[0],))
+                    deleted = True
         finally:
             lock.release(remove_file=deleted)
         return deleted
