@@ -424,10 +424,10 @@ def test_a_session_at_its_last_position_refuses_more_and_keeps_what_it_has(
     assert [(i.seq, text(i.message)) for i in items] == [(2**32 - 1, "last"), (2**32 - 2, "first")]
 
 
-def test_end_turn_syncs_the_wal_and_once_its_folder(
+def test_end_turn_syncs_the_wal_and_the_store_its_folder_once(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    session = store.create()
+    session, other = store.create(), store.create()
     synced: list[str] = []
     real_fsync = os.fsync
 
@@ -435,14 +435,18 @@ def test_end_turn_syncs_the_wal_and_once_its_folder(
         synced.append(os.readlink(f"/proc/self/fd/{fd}"))
         real_fsync(fd)
 
+    monkeypatch.setattr("raw_core.store.store.os.fsync", recording_fsync)
+    wal, folder = f"{store.path}-wal", str(store.path.parent)
     with store.open_writer(session.id) as writer:
+        assert synced == [folder]  # the WAL's name, before any turn
         writer.append(users("a", "b"))
-        monkeypatch.setattr("raw_core.store.store.os.fsync", recording_fsync)
         writer.end_turn()
         writer.append(users("c"))
         writer.end_turn()
-    wal = f"{store.path}-wal"
-    assert synced == [wal, str(store.path.parent), wal]
+    with store.open_writer(other.id) as writer:
+        writer.append(users("d"))
+        writer.end_turn()
+    assert synced == [folder, wal, wal, wal]
 
 
 def test_a_turn_ended_is_readable_after_the_writer_is_killed(tmp_path: Path) -> None:

@@ -376,15 +376,16 @@ class SessionWriter(SessionReader):
         *,
         key: int,
         last_seq: int,
+        wal_name: _WalName,
     ) -> None:
         super().__init__(connection, path, session_id)
         self._lock = lock
+        self._wal_name = wal_name
         # The session's range of display numbers, and its last one: only this writer
         # appends to the session, so the next numbers are known without asking SQLite.
         self._last_seq = last_seq
         self._seq_low, self._seq_limit = seq_range(key)
         self._touched_at = 0  # ms; see append
-        self._folder_synced = False  # see end_turn
 
     @property
     def closed(self) -> bool:
@@ -510,24 +511,15 @@ class SessionWriter(SessionReader):
                 raise _not_found(self._session_id)
 
     def end_turn(self) -> None:
-        """Mark a completed turn: sync the WAL file (and, the first time, its folder) to
-        disk, so every commit so far survives a power loss, not only a crash.
+        """Mark a completed turn: sync the WAL file to disk, so every commit so far
+        survives a power loss, not only a crash.
 
         A WAL database is recovered from its WAL, so syncing it is what
         ``synchronous=FULL`` does at every commit — done here once per turn, which costs a
         fraction of a full checkpoint. Checkpoints into the database file stay SQLite's
-        own business (it syncs the WAL before and the file after each one).
+        own business (it syncs the WAL before and the file after each one). The WAL's
+        name in its folder is made durable once per WAL file (see :class:`_WalName`).
         """
-        self._sync_wal()
-        if not self._folder_synced:
-            fd = os.open(self._path.parent, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(fd)  # the -wal file's own name must outlive a power loss too
-            finally:
-                os.close(fd)
-            self._folder_synced = True
-
-    def _sync_wal(self) -> None:
         try:
             fd = os.open(f"{self._path}-wal", os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -536,6 +528,7 @@ class SessionWriter(SessionReader):
             os.fsync(fd)
         finally:
             os.close(fd)
+        self._wal_name.make_durable()
 
     def close(self) -> None:
         """Close the connection and release the lock (idempotent)."""
@@ -560,6 +553,32 @@ class SessionWriter(SessionReader):
 # --- the store ---------------------------------------------------------------------------
 
 
+class _WalName:
+    """Makes the name of the store's ``-wal`` file durable, once per WAL file.
+
+    Syncing the WAL's data is not enough after a power loss if the folder entry naming the
+    file was never synced. SQLite removes the WAL only when the last connection to the
+    database closes, and the store's own connection stays open while writers can be made,
+    so one folder sync per store (done when its first writer opens, outside any turn)
+    covers every turn of its writers.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._durable = False
+
+    def make_durable(self) -> None:
+        """Sync the folder once, as soon as the WAL file exists."""
+        if self._durable or not os.path.exists(f"{self._path}-wal"):
+            return
+        fd = os.open(self._path.parent, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._durable = True
+
+
 class SessionStore:
     """All sessions of one user, in one SQLite file. Make one with :meth:`open`.
 
@@ -582,6 +601,7 @@ class SessionStore:
         self._expire_after = expire_after
         self._lock_wait = lock_wait
         self._busy_timeout = busy_timeout
+        self._wal_name = _WalName(path)
 
     @classmethod
     def open(
@@ -730,8 +750,20 @@ class SessionStore:
             connection.close()
             lock.release(remove_file=True)
             raise _not_found(session_id)
+        try:
+            self._wal_name.make_durable()
+        except OSError:
+            connection.close()
+            lock.release()
+            raise
         return SessionWriter(
-            connection, self._path, session_id, lock, key=row[0], last_seq=last_seq
+            connection,
+            self._path,
+            session_id,
+            lock,
+            key=row[0],
+            last_seq=last_seq,
+            wal_name=self._wal_name,
         )
 
     def delete(self, session_id: str, *, wait: float | None = None) -> None:
