@@ -23,6 +23,10 @@ from raw_core._json import JsonInputError, loads_strict
         pytest.param("[" * 100000 + "]" * 100000, "deeper than 64", id="depth-100000"),
         pytest.param('{"a": }', "line 1 column 7", id="syntax"),
         pytest.param(b"\xff", "not UTF-8", id="bytes-not-utf8"),
+        pytest.param('\ufeff{"a": 1}', "byte order mark", id="byte-order-mark"),
+        pytest.param(
+            '["[[[[", ' + "[" * 64 + "]" * 64 + "]", "deeper than 64", id="depth-65-in-list"
+        ),
     ],
 )
 def test_refusals(text: str | bytes, fragment: str) -> None:
@@ -39,6 +43,22 @@ def test_size_limit_counts_utf8_bytes() -> None:
     assert loads_strict(text, max_bytes=22) == "é" * 10
     with pytest.raises(JsonInputError, match="over the limit"):
         loads_strict(text, max_bytes=21)
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    text = json.dumps({"a": "[" * 100 + "{" * 100, "b": [[1]]})
+    assert loads_strict(text) == {"a": "[" * 100 + "{" * 100, "b": [[1]]}
+
+
+@given(st.text(), st.integers(min_value=0, max_value=200))
+def test_the_size_limit_refuses_exactly_the_texts_over_it(value: str, max_bytes: int) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        with pytest.raises(JsonInputError, match="over the limit"):
+            loads_strict(text, max_bytes=max_bytes)
+    else:
+        assert loads_strict(text, max_bytes=max_bytes) == value
 
 
 json_values = st.recursive(

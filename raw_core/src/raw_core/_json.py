@@ -58,6 +58,12 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+# Built once: ``json.loads`` with options builds a decoder per call.
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_constant=_reject_constant, parse_float=_finite_float
+)
+
+
 def loads_strict(
     text: str | bytes, *, max_bytes: int | None = None, max_depth: int = MAX_DEPTH
 ) -> Any:
@@ -72,21 +78,25 @@ def loads_strict(
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise JsonInputError(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    elif max_bytes is not None and len(text) * 4 > max_bytes:  # else it fits: 4 bytes a char
+        size = len(text.encode("utf-8", "surrogatepass"))
     else:
-        size = len(text.encode("utf-8", "surrogatepass")) if max_bytes is not None else 0
+        size = 0
     if max_bytes is not None and size > max_bytes:
         raise JsonInputError(f"{size} bytes is over the limit of {max_bytes} bytes")
+    if text.startswith("\ufeff"):
+        raise JsonInputError("unexpected byte order mark (U+FEFF) at line 1 column 1")
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_pairs,
-            parse_constant=_reject_constant,
-            parse_float=_finite_float,
-        )
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise JsonInputError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise JsonInputError(f"nested deeper than {max_depth} levels") from None
-    if isinstance(value, dict | list) and _depth_exceeds(value, max_depth):
+    # Nesting is at most the number of opening brackets: most texts need no walk.
+    if (
+        isinstance(value, dict | list)
+        and text.count("[") + text.count("{") > max_depth
+        and _depth_exceeds(value, max_depth)
+    ):
         raise JsonInputError(f"nested deeper than {max_depth} levels")
     return value

@@ -7,8 +7,8 @@ These are plain records; the dispatcher (:mod:`raw_core.dispatch`) builds and us
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
 from typing import Any, Final, Literal
 
 import anyio
@@ -58,21 +58,23 @@ class CancellationSignal:
     loop's thread (from another thread, go through ``anyio.from_thread``).
     """
 
-    __slots__ = ("_event", "_scopes", "reason")
+    __slots__ = ("_event", "_fired", "_scopes", "reason")
 
     def __init__(self) -> None:
         self._event = anyio.Event()
+        self._fired = False  # read on every step of a turn: cheaper than the event's state
         self._scopes: set[anyio.CancelScope] = set()
         self.reason: str | None = None
 
     @property
     def cancelled(self) -> bool:
         """Whether the signal has fired."""
-        return self._event.is_set()
+        return self._fired
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Fire the signal (idempotent)."""
-        if not self._event.is_set():
+        if not self._fired:
+            self._fired = True
             self.reason = reason
             self._event.set()
             for scope in list(self._scopes):
@@ -82,18 +84,37 @@ class CancellationSignal:
         """Return once the signal fires."""
         await self._event.wait()
 
-    @contextmanager
-    def cancel_scope(self, deadline: float = math.inf) -> Iterator[anyio.CancelScope]:
+    def cancel_scope(self, deadline: float = math.inf) -> _SignalScope:
         """A cancel scope that this signal cancels when it fires (and that ``deadline``
-        ends). Check ``scope.cancelled_caught`` after the block."""
-        with anyio.CancelScope(deadline=deadline) as scope:
-            if self.cancelled:
-                scope.cancel()
-            self._scopes.add(scope)
-            try:
-                yield scope
-            finally:
-                self._scopes.discard(scope)
+        ends), as a context manager. Check ``scope.cancelled_caught`` after the block."""
+        return _SignalScope(self, deadline)
+
+
+class _SignalScope:
+    """``with signal.cancel_scope(...) as scope``: an anyio cancel scope registered with
+    the signal for the block (a class, not a generator: it runs twice per step)."""
+
+    __slots__ = ("_scope", "_signal")
+
+    def __init__(self, signal: CancellationSignal, deadline: float) -> None:
+        self._signal = signal
+        self._scope = anyio.CancelScope(deadline=deadline)
+
+    def __enter__(self) -> anyio.CancelScope:
+        scope = self._scope.__enter__()
+        if self._signal._fired:
+            scope.cancel()
+        self._signal._scopes.add(scope)
+        return scope
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
+        self._signal._scopes.discard(self._scope)
+        return bool(self._scope.__exit__(exc_type, exc, traceback))
 
 
 @attrs.frozen(kw_only=True)

@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import types
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -518,9 +519,11 @@ class Session:
         draft = _Draft()
         with signal.cancel_scope() as scope:
             stream = self.provider.stream(request)
+            finished = False
             try:
                 async for event in stream:
                     self._take(draft, event, step, emit, self._listening)
+                finished = True
             except ProviderError:
                 raise
             except Exception as exc:
@@ -528,7 +531,10 @@ class Session:
                     f"the provider failed: {type(exc).__name__}: {exc}", provider=self.provider.name
                 ) from exc
             finally:
-                close = getattr(stream, "aclose", None)
+                # A stream left midway (an error, a cancellation) must release what it holds,
+                # such as an HTTP response; an async generator that ran to its end is closed.
+                done = finished and isinstance(stream, types.AsyncGeneratorType)
+                close = None if done else getattr(stream, "aclose", None)
                 if close is not None:
                     with anyio.CancelScope(shield=True):
                         await close()
