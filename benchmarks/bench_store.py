@@ -10,8 +10,12 @@ Writes go through the public sync API (``SessionWriter.append``), WAL with
 Then one session of 1,000,100 short display items, and the time to read one page of 100
 items at depth 1,000 and at depth 1,000,000 (keyset paging: the two should match).
 
+Last, why new files use 2 KiB pages: the cost of a 50-step turn as the agent loop writes it
+(an assistant message with a tool call, then its result: two commits per step, then
+``end_turn``) in new stores made with each page size, for results of 150 B to 30 KB.
+
 Run: ``uv run python benchmarks/bench_store.py [DIR]`` (default: a temporary folder; the
-deep session needs about 200 MB there).
+deep session needs about 100 MB there).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from raw_core.store import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    _schema,
 )
 
 SINGLE_COMMITS = 5_000
@@ -143,6 +148,47 @@ def bench_depth(store: SessionStore) -> list[tuple[str, str]]:
     ]
 
 
+PAGE_SIZES = (1024, 2048, 4096, 8192)
+RESULT_SIZES = (150, 2_000, 8_000, 30_000)
+STEPS = 50
+
+
+def turn_us_per_step(folder: Path, result_bytes: int) -> float:
+    """µs per step of one 50-step turn in a new store in ``folder``."""
+    call = AssistantMessage(
+        tool_calls=(ToolCall(id="call_1", name="read_file", arguments='{"path": "a.py"}'),)
+    )
+    result = ToolResultMessage(
+        tool_call_id="call_1", status="ok", content=(TextBlock(text="x" * result_bytes),)
+    )
+    with SessionStore.open(folder) as store, store.open_writer(store.create().id) as writer:
+        started = time.perf_counter()
+        for _ in range(STEPS):
+            writer.append([call])
+            writer.append([result])
+        writer.end_turn()
+        return (time.perf_counter() - started) / STEPS * 1e6
+
+
+def bench_page_sizes(parent: Path) -> list[tuple[str, ...]]:
+    chosen = _schema.SQLITE_PAGE_SIZE
+    rows: list[tuple[str, ...]] = []
+    try:
+        for result_bytes in RESULT_SIZES:
+            cells = [f"{result_bytes:,} B"]
+            for page_size in PAGE_SIZES:
+                _schema.SQLITE_PAGE_SIZE = page_size  # what the next new file is made with
+                runs = [
+                    turn_us_per_step(parent / f"p{page_size}-{result_bytes}-{run}", result_bytes)
+                    for run in range(7)
+                ]
+                cells.append(f"{statistics.median(runs):.1f}")
+            rows.append(tuple(cells))
+    finally:
+        _schema.SQLITE_PAGE_SIZE = chosen
+    return rows
+
+
 def main() -> None:
     parent = sys.argv[1] if len(sys.argv) > 1 else None
     with (
@@ -152,11 +198,19 @@ def main() -> None:
         rows = bench_commits(store)
         rows += bench_depth(store)
         size = store.path.stat().st_size / 1e6
+        pages = bench_page_sizes(Path(folder))
     print(f"Session store on {folder} ({size:.0f} MB at the end)\n")
     print("| measure | result |")
     print("| --- | --- |")
     for label, value in rows:
         print(f"| {label} | {value} |")
+    print(
+        f"\nµs per step of a {STEPS}-step turn (two commits a step, then end_turn), new stores:\n"
+    )
+    print("| result size | " + " | ".join(f"{size} B pages" for size in PAGE_SIZES) + " |")
+    print("| --- |" + " --- |" * len(PAGE_SIZES))
+    for cells in pages:
+        print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

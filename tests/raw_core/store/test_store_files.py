@@ -24,7 +24,13 @@ from raw_core.store import (
     default_store_directory,
     dumps_message,
 )
-from raw_core.store._schema import _STEP_1, APPLICATION_ID, FILE_NAME, SCHEMA_VERSION
+from raw_core.store._schema import (
+    _STEP_1,
+    APPLICATION_ID,
+    FILE_NAME,
+    SCHEMA_VERSION,
+    SQLITE_PAGE_SIZE,
+)
 
 
 def message_text(message: Message) -> str:
@@ -70,6 +76,7 @@ def test_a_new_store_is_a_private_wal_database_marked_as_raws(tmp_path: Path) ->
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert connection.execute("PRAGMA application_id").fetchone() == (APPLICATION_ID,)
         assert connection.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert connection.execute("PRAGMA page_size").fetchone() == (SQLITE_PAGE_SIZE,)
 
 
 def test_an_existing_database_with_loose_permissions_is_made_private(tmp_path: Path) -> None:
@@ -266,3 +273,4 @@ def test_a_file_of_the_first_layout_is_brought_forward_with_every_message(
         names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
         assert "display_by_session" not in names
         assert "sessions_by_activity" in names
+        assert connection.execute("PRAGMA page_size").fetchone() == (4096,)  # as it was made

@@ -40,6 +40,12 @@ __all__ = [
 FILE_NAME = "sessions-v1.sqlite3"
 APPLICATION_ID = 0x72617731  # "raw1"
 
+SQLITE_PAGE_SIZE = 2048
+"""The page size of a new file. Nearly every write is the append of one message, and each
+commit puts whole pages in the WAL, which ``end_turn`` then syncs: 2 KiB pages write half
+of what 4 KiB pages do for a short message, and the same for a long one (measured in
+benchmarks/README.md, "The store"). A file keeps the page size it was made with."""
+
 # Each step is applied once, in order; step n takes user_version from n to n + 1. A step is
 # SQL statements, or a function of the connection for what plain SQL cannot say portably.
 #
@@ -301,6 +307,8 @@ def open_database(directory: Path, *, busy_timeout: float) -> tuple[Path, sqlite
     try:
         version = _read_version(connection, path)  # the header may predate the WAL's content
         with sqlite_errors(path):
+            if version == 0:  # a new file: only now can its page size be chosen
+                connection.execute(f"PRAGMA page_size = {SQLITE_PAGE_SIZE}")
             (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
         if str(mode).lower() != "wal":
             raise StoreUnavailable(
