@@ -358,6 +358,67 @@ async def test_cancelling_while_the_model_streams_commits_nothing_of_it(
     assert [type(m) for m in context(store, session.id)] == [UserMessage]
 
 
+@pytest.mark.parametrize("moment", ["text_delta", "tool_call_started"])
+async def test_a_cancelled_turn_closes_its_stream_and_leaks_no_cancellation(
+    store: SessionStore, agent: Agent, moment: str
+) -> None:
+    closed: list[bool] = []
+
+    class Stream:
+        """An event stream that is not a generator, so only aclose can release it."""
+
+        def __init__(self, events: list[Any]) -> None:
+            self._events = iter(events)
+
+        def __aiter__(self) -> Stream:
+            return self
+
+        async def __anext__(self) -> Any:
+            await anyio.sleep(0.01)
+            try:
+                return next(self._events)
+            except StopIteration:
+                raise StopAsyncIteration from None
+
+        async def aclose(self) -> None:
+            closed.append(True)
+
+    first = (
+        Reply(text="x" * 5, chunk=1)
+        if moment == "text_delta"
+        else Reply(tool_calls=(("slow", {}),))
+    )
+
+    class Provider:
+        name = "streams"
+
+        def __init__(self) -> None:
+            self.replies = [first, Reply(text="again")]
+
+        def stream(self, request: ModelRequest) -> Stream:
+            reply = self.replies.pop(0)
+            assert isinstance(reply, Reply)
+            return Stream(reply.events([f"call_{len(self.replies)}"]))
+
+    holder: list[Session] = []
+
+    def on_event(event: LoopEvent) -> None:
+        if event.to_dict()["type"] == moment:
+            holder[0].cancel()
+
+    async with Runtime(store).open_session(agent, Provider()) as session:
+        holder.append(session)
+        end = await session.run_turn("go", on_event=on_event)
+        assert end.reason == "cancelled"
+        await anyio.sleep(0.02)  # a cancellation leaked to the caller would be raised here
+        again = await session.run_turn("next")
+    assert again.reason == "completed"
+    assert closed == [True, True]  # each stream once: the one left midway, the one finished
+    if moment == "tool_call_started":
+        results = [m for m in context(store, session.id) if isinstance(m, ToolResultMessage)]
+        assert [r.error_code for r in results] == ["cancelled"]
+
+
 @pytest.mark.parametrize(
     "script",
     [

@@ -400,19 +400,25 @@ class Session:
             end = TurnEnded(reason="cancelled", steps=0)
             emit(end)
             return end
-        try:
-            end = await self._steps(prompt, signal, emit)
-        except BaseException:
-            # Cancelled from outside (a cancel scope, a task group, Ctrl-C): record the
-            # calls that have no result yet and end the turn properly, then let the
-            # cancellation go on. Nothing here awaits, so nothing here can be cancelled.
-            end = TurnEnded(reason="cancelled", steps=self._steps_taken)
-            with contextlib.suppress(RawError):
-                self._cancel_rest(self._pending_calls)
-                self._save_skills_seen()
-                self._writer.end_turn()
-            emit(end)
-            raise
+        # One cancel scope for the whole turn: the signal firing during a request ends it
+        # here (a call in progress is ended by the dispatcher's own scope, with a result).
+        with signal.cancel_scope() as scope:
+            try:
+                end = await self._steps(prompt, signal, emit)
+            except BaseException:
+                # Cancelled by the signal during a request, or from outside (a cancel scope,
+                # a task group, Ctrl-C): record the calls that have no result yet and end
+                # the turn properly, then let the cancellation go on (this turn's own scope
+                # stops the signal's). Nothing here awaits, so nothing here can be cancelled.
+                end = TurnEnded(reason="cancelled", steps=self._steps_taken)
+                with contextlib.suppress(RawError):
+                    self._cancel_rest(self._pending_calls)
+                    self._save_skills_seen()
+                    self._writer.end_turn()
+                emit(end)
+                raise
+        if scope.cancelled_caught:
+            return end
         try:
             self._save_skills_seen()
             self._writer.end_turn()
@@ -439,10 +445,7 @@ class Session:
                     break
                 steps += 1
                 self._steps_taken = steps
-                assistant = await self._request(steps, signal, emit)
-                if assistant is None:
-                    end = TurnEnded(reason="cancelled", steps=steps)
-                    break
+                assistant = await self._request(steps, emit)
                 self._commit([assistant])
                 self._pending_calls = list(assistant.tool_calls)
                 if self._listening:
@@ -506,10 +509,9 @@ class Session:
                 blocks.append(block)
         return attrs.evolve(message, content=tuple(blocks))
 
-    async def _request(
-        self, step: int, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
-    ) -> AssistantMessage | None:
-        """One inference request; ``None`` when the turn was cancelled during it."""
+    async def _request(self, step: int, emit: Callable[[LoopEvent], None]) -> AssistantMessage:
+        """One inference request. The turn's cancel scope ends it when the turn is
+        cancelled (the stream is closed on the way out)."""
         request = ModelRequest(
             system=self.agent.config.system,
             tools=self._tools,
@@ -517,29 +519,26 @@ class Session:
             cache_key=self._cache_key,
         )
         draft = _Draft()
-        with signal.cancel_scope() as scope:
-            stream = self.provider.stream(request)
-            finished = False
-            try:
-                async for event in stream:
-                    self._take(draft, event, step, emit, self._listening)
-                finished = True
-            except ProviderError:
-                raise
-            except Exception as exc:
-                raise ProviderFailed(
-                    f"the provider failed: {type(exc).__name__}: {exc}", provider=self.provider.name
-                ) from exc
-            finally:
-                # A stream left midway (an error, a cancellation) must release what it holds,
-                # such as an HTTP response; an async generator that ran to its end is closed.
-                done = finished and isinstance(stream, types.AsyncGeneratorType)
-                close = None if done else getattr(stream, "aclose", None)
-                if close is not None:
-                    with anyio.CancelScope(shield=True):
-                        await close()
-        if scope.cancelled_caught:
-            return None
+        stream = self.provider.stream(request)
+        finished = False
+        try:
+            async for event in stream:
+                self._take(draft, event, step, emit, self._listening)
+            finished = True
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise ProviderFailed(
+                f"the provider failed: {type(exc).__name__}: {exc}", provider=self.provider.name
+            ) from exc
+        finally:
+            # A stream left midway (an error, a cancellation) must release what it holds,
+            # such as an HTTP response; an async generator that ran to its end is closed.
+            done = finished and isinstance(stream, types.AsyncGeneratorType)
+            close = None if done else getattr(stream, "aclose", None)
+            if close is not None:
+                with anyio.CancelScope(shield=True):
+                    await close()
         return draft.message(step)
 
     @staticmethod

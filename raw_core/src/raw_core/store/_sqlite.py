@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
 
 from raw_core.errors import StorageFull, StoreCorrupt, StoreUnavailable
 
@@ -45,16 +46,29 @@ def translate(exc: sqlite3.Error, path: Path) -> Exception:
     )
 
 
-@contextmanager
-def sqlite_errors(path: Path) -> Iterator[None]:
-    """Raise store errors (see :func:`translate`) for ``sqlite3`` errors in the block."""
-    try:
-        yield
-    except sqlite3.Error as exc:
-        translated = translate(exc, path)
-        if translated is exc:
-            raise
-        raise translated from exc
+class sqlite_errors:  # lower case: used like a function, ``with sqlite_errors(path):``
+    """Raise store errors (see :func:`translate`) for ``sqlite3`` errors in the block.
+
+    A class rather than a generator: it wraps every append, on the hot path."""
+
+    __slots__ = ("_path",)
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if isinstance(exc, sqlite3.Error):
+            translated = translate(exc, self._path)
+            if translated is not exc:
+                raise translated from exc
 
 
 def connect(path: Path, *, busy_timeout: float, read_only: bool = False) -> sqlite3.Connection:
