@@ -115,7 +115,9 @@ async def bench_raw(root: Path) -> float:
     return (time.perf_counter() - started) / CALLS
 
 
-async def bench_pydantic_ai(steps: int) -> float:
+async def bench_pydantic_ai(steps: int, repeat: int = 3) -> float:
+    """Seconds per tool call: the best of ``repeat`` runs of ``steps`` calls, after a
+    warm-up run."""
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -138,14 +140,19 @@ async def bench_pydantic_ai(steps: int) -> float:
     async def noop(command: str) -> str:
         return "ok"
 
-    await agent.run("go", usage_limits=limits)  # warm up
-    state["step"] = 0
-    started = time.perf_counter()
-    await agent.run("go", usage_limits=limits)
-    return (time.perf_counter() - started) / steps
+    best = float("inf")
+    for run in range(repeat + 1):  # the first run warms up
+        state["step"] = 0
+        started = time.perf_counter()
+        await agent.run("go", usage_limits=limits)
+        if run:
+            best = min(best, time.perf_counter() - started)
+    return best / steps
 
 
-async def bench_openai_agents(steps: int) -> float:
+async def bench_openai_agents(steps: int, repeat: int = 3) -> float:
+    """Seconds per tool call: the best of ``repeat`` runs of ``steps`` calls, after a
+    warm-up run."""
     from agents import Agent, Runner, function_tool, set_tracing_disabled
     from agents.items import ModelResponse
     from agents.models.interface import Model
@@ -190,11 +197,14 @@ async def bench_openai_agents(steps: int) -> float:
         return "ok"
 
     agent = Agent(name="bench", model=FakeModel(), tools=[noop])
-    await Runner.run(agent, "go", max_turns=steps + 5)  # warm up
-    state["step"] = 0
-    started = time.perf_counter()
-    await Runner.run(agent, "go", max_turns=steps + 5)
-    return (time.perf_counter() - started) / steps
+    best = float("inf")
+    for run in range(repeat + 1):  # the first run warms up
+        state["step"] = 0
+        started = time.perf_counter()
+        await Runner.run(agent, "go", max_turns=steps + 5)
+        if run:
+            best = min(best, time.perf_counter() - started)
+    return best / steps
 
 
 async def main() -> None:

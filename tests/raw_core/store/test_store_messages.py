@@ -97,6 +97,59 @@ def test_the_json_form_is_tagged_and_leaves_defaults_out() -> None:
     assert message_to_dict(AssistantMessage(text="hi")) == {"role": "assistant", "text": "hi"}
 
 
+@pytest.mark.parametrize(
+    ("message", "text"),
+    [
+        (UserMessage(content=()), '{"role":"user","content":[]}'),
+        (
+            UserMessage(
+                content=(
+                    TextBlock(text='h\u00e9 "q"'),
+                    ImageBlock(media_type="image/png", data="AA=="),
+                )
+            ),
+            '{"role":"user","content":[{"type":"text","text":"h\\u00e9 \\"q\\""},'
+            '{"type":"image","media_type":"image/png","data":"AA=="}]}',
+        ),
+        (AssistantMessage(), '{"role":"assistant"}'),
+        (
+            AssistantMessage(
+                text="t",
+                tool_calls=(ToolCall(id="c", name="n", arguments='{"a": 1}'),),
+                provider_parts=(ProviderPart(provider="p", data="\ud800"),),
+            ),
+            '{"role":"assistant","text":"t","tool_calls":[{"id":"c","name":"n",'
+            '"arguments":"{\\"a\\": 1}"}],"provider_parts":[{"provider":"p","data":"\\ud800"}]}',
+        ),
+        (
+            ToolResultMessage(tool_call_id="c", status="ok"),
+            '{"role":"tool","tool_call_id":"c","status":"ok"}',
+        ),
+        (
+            ToolResultMessage(
+                tool_call_id="c",
+                status="error",
+                error_code="denied",
+                content=(JsonBlock(json_text="[1]"), VarPlaceholder(name="K")),
+            ),
+            '{"role":"tool","tool_call_id":"c","status":"error","error_code":"denied",'
+            '"content":[{"type":"json","json_text":"[1]"},{"type":"var_placeholder","name":"K"}]}',
+        ),
+    ],
+    ids=["user-empty", "user", "assistant-empty", "assistant", "tool-ok-empty", "tool-error"],
+)
+def test_the_stored_text_is_exactly_this(message: Message, text: str) -> None:
+    assert dumps_message(message) == text
+    assert loads_message(text) == message
+
+
+def test_writing_something_that_is_not_a_message_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="expected a message, found str"):
+        dumps_message("hello")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="expected a content block, found str"):
+        dumps_message(UserMessage(content=("hello",)))  # type: ignore[arg-type]
+
+
 def test_provider_parts_and_arguments_are_kept_byte_for_byte() -> None:
     arguments = '{"b": 1,  "a": [1.0, 2e3]}'
     part = '{"type": "reasoning", "encrypted_content": "gAAAA=="}'

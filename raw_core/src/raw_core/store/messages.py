@@ -15,9 +15,10 @@ puts the value in only when it builds a request, so a variable's value never rea
 database (spec 004, "Variables").
 
 The JSON form tags each message with ``role`` and each block with ``type``, leaves out fields
-that hold their default, and is (un)structured here and nowhere else, by one configured
-converter. :data:`MESSAGE_FORMAT` is stored beside every row, so a raw that meets a row from a
-newer format refuses it instead of misreading it.
+that hold their default, and is written and read here and nowhere else: written directly
+(the hot path), read by one configured converter that checks every field.
+:data:`MESSAGE_FORMAT` is stored beside every row, so a raw that meets a row from a newer
+format refuses it instead of misreading it.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ _TAGS: Mapping[type, str] = {
 def _tagged_union(converter: cattrs.Converter, union: Any, tag_name: str) -> None:
     from raw_core._convert import json_kind
 
-    """(Un)structure ``union`` as objects carrying their class's tag under ``tag_name``."""
+    """Structure ``union`` from objects carrying their class's tag under ``tag_name``."""
     classes: dict[str, type] = {_TAGS[cls]: cls for cls in union.__args__}
     listed = ", ".join(json.dumps(tag) for tag in classes)
 
@@ -194,20 +195,14 @@ def _tagged_union(converter: cattrs.Converter, union: Any, tag_name: str) -> Non
         rest = {key: item for key, item in value.items() if key != tag_name}
         return converter.structure(rest, cls)
 
-    def unstructure_hook(value: Any) -> dict[str, Any]:
-        body: dict[str, Any] = converter.unstructure(value, unstructure_as=type(value))
-        return {tag_name: _TAGS[type(value)], **body}
-
     converter.register_structure_hook_func(lambda t: t == union, structure_hook)
-    converter.register_unstructure_hook_func(lambda t: t == union, unstructure_hook)
 
 
 @functools.cache
 def _message_converter() -> cattrs.Converter:
-    """Built on first use: importing cattrs and generating its code takes tens of ms that
-    commands which read no message (``raw sessions list``) should not pay."""
-    from cattrs.gen import make_dict_unstructure_fn
-
+    """The reader's converter. Built on first use: importing cattrs and generating its code
+    takes tens of ms that commands which read no message (``raw sessions list``) should
+    not pay."""
     from raw_core._convert import make_converter
 
     converter = make_converter()
@@ -215,19 +210,14 @@ def _message_converter() -> cattrs.Converter:
     _tagged_union(converter, ContentBlock, "type")
     _tagged_union(converter, UserBlock, "type")
     _tagged_union(converter, Message, "role")
-    for cls in (ToolCall, ProviderPart, *_TAGS):
-        converter.register_unstructure_hook(
-            cls, make_dict_unstructure_fn(cls, converter, _cattrs_omit_if_default=True)
-        )
     return converter
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
-    """The JSON-ready form of ``message``: ``{"role": ..., ...}``, defaults left out."""
-    unstructure: Callable[[Any], dict[str, Any]] = _message_converter().get_unstructure_hook(
-        Message
-    )
-    return unstructure(message)
+    """The JSON-ready form of ``message``: ``{"role": ..., ...}``, defaults left out (the
+    parsed text of :func:`dumps_message`, the one writer)."""
+    data: dict[str, Any] = json.loads(dumps_message(message))
+    return data
 
 
 def message_from_dict(data: Any, *, root: str = "$") -> Message:
@@ -242,13 +232,64 @@ def message_from_dict(data: Any, *, root: str = "$") -> Message:
     return message
 
 
-# One encoder for every message: ``json.dumps`` with options builds a new one per call.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+# Writing is the hot path (every message of a turn is committed), so the text is put
+# together directly: every field of every record is a string, a tuple of blocks or a tuple
+# of records of strings. Each string goes through the escaper json.dumps itself uses with
+# ensure_ascii, so any string (lone surrogates included) survives the round trip. Tags come
+# first, then the fields in their declared order; a field that holds its default is left
+# out, as the reader expects.
+_quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+
+def _block_json(block: ContentBlock) -> str:
+    if isinstance(block, TextBlock):
+        return '{"type":"text","text":' + _quote(block.text) + "}"
+    if isinstance(block, JsonBlock):
+        return '{"type":"json","json_text":' + _quote(block.json_text) + "}"
+    if isinstance(block, ImageBlock):
+        media_type, data = _quote(block.media_type), _quote(block.data)
+        return '{"type":"image","media_type":' + media_type + ',"data":' + data + "}"
+    if isinstance(block, VarPlaceholder):
+        return '{"type":"var_placeholder","name":' + _quote(block.name) + "}"
+    raise TypeError(f"expected a content block, found {type(block).__name__}")
+
+
+def _blocks_json(blocks: tuple[ContentBlock, ...]) -> str:
+    return "[" + ",".join([_block_json(block) for block in blocks]) + "]"
+
+
+def _call_json(call: ToolCall) -> str:
+    name, arguments = _quote(call.name), _quote(call.arguments)
+    return '{"id":' + _quote(call.id) + ',"name":' + name + ',"arguments":' + arguments + "}"
+
+
+def _part_json(part: ProviderPart) -> str:
+    return '{"provider":' + _quote(part.provider) + ',"data":' + _quote(part.data) + "}"
 
 
 def dumps_message(message: Message) -> str:
     """``message`` as compact JSON text (ASCII, so any string survives the round trip)."""
-    return _ENCODER.encode(message_to_dict(message))
+    if isinstance(message, AssistantMessage):
+        text = '{"role":"assistant"'
+        if message.text:
+            text += ',"text":' + _quote(message.text)
+        if message.tool_calls:
+            text += ',"tool_calls":[' + ",".join([_call_json(c) for c in message.tool_calls]) + "]"
+        if message.provider_parts:
+            parts = ",".join([_part_json(part) for part in message.provider_parts])
+            text += ',"provider_parts":[' + parts + "]"
+        return text + "}"
+    if isinstance(message, ToolResultMessage):
+        text = '{"role":"tool","tool_call_id":' + _quote(message.tool_call_id)
+        text += ',"status":' + _quote(message.status)
+        if message.error_code is not None:
+            text += ',"error_code":' + _quote(message.error_code)
+        if message.content:
+            text += ',"content":' + _blocks_json(message.content)
+        return text + "}"
+    if isinstance(message, UserMessage):
+        return '{"role":"user","content":' + _blocks_json(message.content) + "}"
+    raise TypeError(f"expected a message, found {type(message).__name__}")
 
 
 def loads_message(text: str) -> Message:
