@@ -46,6 +46,22 @@ def test_the_cut_never_splits_a_utf8_character() -> None:
     assert capped[0]["text"] == "é" * 3
 
 
+@given(st.lists(st.text(max_size=40), max_size=4), st.integers(min_value=0, max_value=200))
+def test_blocks_are_cut_exactly_when_their_utf8_bytes_are_over_the_cap(
+    texts: list[str], max_bytes: int
+) -> None:
+    blocks = tuple({"type": "text", "text": text} for text in texts)
+    capped, truncated = cap_blocks(blocks, max_bytes)
+    total = sum(model_bytes(text) for text in texts)
+    assert truncated == (total > max_bytes)
+    if not truncated:
+        assert capped == blocks
+    else:
+        shown = sum(model_bytes(block["text"]) for block in capped[:-1])
+        assert shown <= max_bytes
+        assert f"the model sees {shown} of {total} bytes" in capped[-1]["text"]
+
+
 def test_batch_rows_are_indexed_with_a_status_each() -> None:
     batch = BatchResult()
     batch.ok("a.txt", "alpha")

@@ -119,11 +119,12 @@ def _clean(text: str) -> str:
 
 def _check_block(block: Any, index: int) -> dict[str, Any]:
     where = f"content[{index}]"
-    if not isinstance(block, Mapping):
+    if type(block) is not dict and not isinstance(block, Mapping):
         raise HandlerError(f"{where} must be an object, found {type(block).__name__}")
     kind = block.get("type")
     if kind == "text":
-        if set(block) != {"type", "text"} or not isinstance(block["text"], str):
+        # exactly the keys "type" and "text" (counted: this runs for every result)
+        if len(block) != 2 or "text" not in block or not isinstance(block["text"], str):
             raise HandlerError(f'{where}: a text block is {{"type": "text", "text": <string>}}')
         text = block["text"]
         if _has_surrogate(text):  # e.g. a file name os.fsdecode could not decode
@@ -160,16 +161,20 @@ def normalize_content(returned: Any) -> tuple[tuple[dict[str, Any], ...], bool]:
 
     Raises :class:`~raw_core.errors.HandlerError` naming what is wrong.
     """
-    if not isinstance(returned, Mapping) or "content" not in returned:
+    if (type(returned) is not dict and not isinstance(returned, Mapping)) or (
+        "content" not in returned
+    ):
         raise HandlerError(
             'the handler must return {"content": [blocks]} or a BatchResult,'
             f" found {type(returned).__name__}"
         )
-    extra = set(returned) - {"content", "is_error"}
+    extra = set(returned) - {"content", "is_error"} if len(returned) > 1 else ()
     if extra:
         raise HandlerError(f"the handler's result has unknown fields: {sorted(extra)}")
     content = returned["content"]
-    if not isinstance(content, Sequence) or isinstance(content, str | bytes):
+    if type(content) not in (list, tuple) and (
+        not isinstance(content, Sequence) or isinstance(content, str | bytes)
+    ):
         raise HandlerError("the handler's content must be a list of blocks")
     is_error = returned.get("is_error", False)
     if not isinstance(is_error, bool):
@@ -195,25 +200,28 @@ def cap_blocks(blocks: Sequence[Block], max_bytes: int) -> tuple[tuple[Block, ..
     Returns ``(blocks, truncated)``. When cut, the kept text ends with a marker that says how
     much the model sees; JSON blocks that do not fit whole become text.
     """
-    sizes = [
-        len(_block_text(b).encode("utf-8")) if b.get("type") in ("text", "json") else 0
-        for b in blocks
-    ]
+    texts = [_block_text(b) if b.get("type") in ("text", "json") else "" for b in blocks]
+    if sum(map(len, texts)) * 4 <= max_bytes:  # fits whatever the text: 4 bytes a char at most
+        return tuple(blocks), False
+    sizes = [len(text.encode("utf-8")) for text in texts]
     total = sum(sizes)
     if total <= max_bytes:
         return tuple(blocks), False
     budget = max_bytes
+    shown = 0
     out: list[Block] = []
-    for block, size in zip(blocks, sizes, strict=True):
+    for block, text, size in zip(blocks, texts, sizes, strict=True):
         if block.get("type") not in ("text", "json"):
             out.append(block)
         elif size <= budget:
             out.append(block)
             budget -= size
+            shown += size
         elif budget > 0:
-            out.append({"type": "text", "text": _cut_utf8(_block_text(block), budget)})
+            cut = _cut_utf8(text, budget)  # may keep less than the budget: whole characters
+            out.append({"type": "text", "text": cut})
             budget = 0
-    shown = max_bytes - budget
+            shown += len(cut.encode("utf-8"))
     out.append({"type": "text", "text": _marker(shown, total)})
     return tuple(out), True
 
