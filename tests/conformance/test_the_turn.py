@@ -358,6 +358,49 @@ async def test_cancelling_while_the_model_streams_commits_nothing_of_it(
     assert [type(m) for m in context(store, session.id)] == [UserMessage]
 
 
+@pytest.mark.parametrize("by", ["signal", "outer-scope"])
+async def test_a_turn_cancelled_while_a_call_runs_gives_that_call_a_true_result(
+    store: SessionStore, agent: Agent, by: str
+) -> None:
+    provider = ScriptedProvider([Reply(tool_calls=(("slow", {}), ("echo", {"text": "never"})))])
+    events: list[LoopEvent] = []
+    started = anyio.Event()
+
+    def on_event(event: LoopEvent) -> None:
+        events.append(event)
+        if event.to_dict()["type"] == "tool_call_started":
+            started.set()
+
+    async with Runtime(store).open_session(agent, provider) as session:
+        with anyio.CancelScope() as outer:
+
+            async def stop_once_the_handler_waits() -> None:
+                await started.wait()
+                await anyio.sleep(0.05)  # the handler is inside its own await by now
+                if by == "signal":
+                    session.cancel("stopped by the user")
+                else:
+                    outer.cancel()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(stop_once_the_handler_waits)
+                end = await session.run_turn("go", on_event=on_event)
+        await anyio.sleep(0.01)  # nothing leaked to the caller
+    results = [m for m in context(store, session.id) if isinstance(m, ToolResultMessage)]
+    texts = [r.content[0].text for r in results]  # type: ignore[union-attr]
+    assert [r.error_code for r in results] == ["cancelled", "cancelled"]
+    assert "before this call ran" in texts[1]
+    if by == "signal":  # the dispatcher ended the call: its own result, and its event
+        assert end.reason == "cancelled"
+        assert texts[0] == "error [cancelled]: the call was cancelled (stopped by the user)"
+        finished = [e.to_dict() for e in events if e.to_dict()["type"] == "tool_call_finished"]
+        assert [(f["tool_call_id"], f["code"]) for f in finished] == [("call_1", "cancelled")]
+    else:  # stopped from outside: the loop records it, and says it was running
+        assert outer.cancelled_caught
+        assert "while this call ran" in texts[0]
+    assert [e.to_dict()["type"] for e in events].count("turn_ended") == 1
+
+
 @pytest.mark.parametrize("moment", ["text_delta", "tool_call_started"])
 async def test_a_cancelled_turn_closes_its_stream_and_leaks_no_cancellation(
     store: SessionStore, agent: Agent, moment: str

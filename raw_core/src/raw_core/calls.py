@@ -84,6 +84,17 @@ class CancellationSignal:
         """Return once the signal fires."""
         await self._event.wait()
 
+    def attach(self, scope: anyio.CancelScope) -> None:
+        """Cancel ``scope`` when the signal fires (at once if it has fired), until
+        :meth:`detach`. For a scope that outlives what the signal should stop."""
+        self._scopes.add(scope)
+        if self._fired:
+            scope.cancel()
+
+    def detach(self, scope: anyio.CancelScope) -> None:
+        """Stop cancelling ``scope`` when the signal fires."""
+        self._scopes.discard(scope)
+
     def cancel_scope(self, deadline: float = math.inf) -> _SignalScope:
         """A cancel scope that this signal cancels when it fires (and that ``deadline``
         ends), as a context manager. Check ``scope.cancelled_caught`` after the block."""

@@ -200,6 +200,7 @@ class Session:
         self._skills = skills
         self._lock = anyio.Lock()
         self._signal: CancellationSignal | None = None
+        self._turn_scope = anyio.CancelScope()  # the running turn's (see _turn)
         self._pending_change: RuntimeChanged | None = None
         self._listening = True
         self._context: list[Message] = []
@@ -207,6 +208,7 @@ class Session:
         self._saved_seen: dict[str, str] = {}
         self._tools_state: dict[str, Any] | None = None
         self._pending_calls: list[ToolCall] = []
+        self._running_call: str | None = None  # the id of the call being dispatched
         self._steps_taken = 0
 
     @property
@@ -400,9 +402,11 @@ class Session:
             end = TurnEnded(reason="cancelled", steps=0)
             emit(end)
             return end
-        # One cancel scope for the whole turn: the signal firing during a request ends it
-        # here (a call in progress is ended by the dispatcher's own scope, with a result).
-        with signal.cancel_scope() as scope:
+        # One cancel scope for the whole turn, tied to the signal only while a request
+        # streams (see _request): the signal firing then ends the turn here. During a call
+        # it is not tied, so the dispatcher's own scope ends the call, with its result.
+        with anyio.CancelScope() as scope:
+            self._turn_scope = scope
             try:
                 end = await self._steps(prompt, signal, emit)
             except BaseException:
@@ -435,6 +439,7 @@ class Session:
         steps = 0
         self._steps_taken = 0
         self._pending_calls = []
+        self._running_call = None
         end: TurnEnded
         try:
             self._commit([self._user_message(prompt)])
@@ -445,7 +450,7 @@ class Session:
                     break
                 steps += 1
                 self._steps_taken = steps
-                assistant = await self._request(steps, emit)
+                assistant = await self._request(steps, signal, emit)
                 self._commit([assistant])
                 self._pending_calls = list(assistant.tool_calls)
                 if self._listening:
@@ -509,9 +514,11 @@ class Session:
                 blocks.append(block)
         return attrs.evolve(message, content=tuple(blocks))
 
-    async def _request(self, step: int, emit: Callable[[LoopEvent], None]) -> AssistantMessage:
-        """One inference request. The turn's cancel scope ends it when the turn is
-        cancelled (the stream is closed on the way out)."""
+    async def _request(
+        self, step: int, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
+    ) -> AssistantMessage:
+        """One inference request. The signal firing meanwhile cancels the turn's scope,
+        which ends the turn (the stream is closed on the way out)."""
         request = ModelRequest(
             system=self.agent.config.system,
             tools=self._tools,
@@ -521,6 +528,7 @@ class Session:
         draft = _Draft()
         stream = self.provider.stream(request)
         finished = False
+        signal.attach(self._turn_scope)
         try:
             async for event in stream:
                 self._take(draft, event, step, emit, self._listening)
@@ -532,6 +540,7 @@ class Session:
                 f"the provider failed: {type(exc).__name__}: {exc}", provider=self.provider.name
             ) from exc
         finally:
+            signal.detach(self._turn_scope)
             # A stream left midway (an error, a cancellation) must release what it holds,
             # such as an HTTP response; an async generator that ran to its end is closed.
             done = finished and isinstance(stream, types.AsyncGeneratorType)
@@ -591,10 +600,12 @@ class Session:
                 emit(
                     ToolCallStarted(tool_call_id=call.id, name=call.name, arguments=call.arguments)
                 )
+            self._running_call = call.id
             result = await self.dispatcher.dispatch(
                 DispatchCall(id=call.id, name=call.name, arguments=call.arguments), signal=signal
             )
             self._commit([_result_message(call.id, result)])
+            self._running_call = None
             self._pending_calls = list(calls[index + 1 :])
             self._save_skills_seen()
             if self._listening:
@@ -615,12 +626,21 @@ class Session:
         return False
 
     def _cancel_rest(self, calls: Sequence[ToolCall]) -> None:
+        """Record a cancelled result for each call without one (the one running when the
+        turn was stopped from outside may have done part of its work)."""
         self._pending_calls = []
+        running, self._running_call = self._running_call, None
         if not calls:
             return
         self._commit(
             [
-                _error_message(c.id, Cancelled.code, "the turn was cancelled before this call ran")
+                _error_message(
+                    c.id,
+                    Cancelled.code,
+                    "the turn was cancelled while this call ran; it may have done part of its work"
+                    if c.id == running
+                    else "the turn was cancelled before this call ran",
+                )
                 for c in calls
             ]
         )
