@@ -62,6 +62,24 @@ def test_blocks_are_cut_exactly_when_their_utf8_bytes_are_over_the_cap(
         assert f"the model sees {shown} of {total} bytes" in capped[-1]["text"]
 
 
+@pytest.mark.parametrize("size", [1, 10_000], ids=["small", "large"])
+def test_a_lone_surrogate_in_any_block_is_read_as_a_replacement_character(size: int) -> None:
+    name = "report\udcff.txt"  # os.fsdecode of a file name that is not UTF-8
+    blocks, _ = normalize_content(
+        {
+            "content": [
+                {"type": "text", "text": name * size},
+                {"type": "json", "json": {"files": [name] * size, name: 1}},
+            ]
+        }
+    )
+    assert blocks[0]["text"] == "report\ufffd.txt" * size
+    assert blocks[1]["json"] == {"files": ["report\ufffd.txt"] * size, "report\ufffd.txt": 1}
+    capped, _ = cap_blocks(blocks, 100)
+    for block in capped:  # what the model is sent can be encoded
+        json.dumps(block, ensure_ascii=False).encode("utf-8")
+
+
 def test_batch_rows_are_indexed_with_a_status_each() -> None:
     batch = BatchResult()
     batch.ok("a.txt", "alpha")

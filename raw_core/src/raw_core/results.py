@@ -133,9 +133,11 @@ def _check_block(block: Any, index: int) -> dict[str, Any]:
         if set(block) != {"type", "json"}:
             raise HandlerError(f'{where}: a JSON block is {{"type": "json", "json": <value>}}')
         try:
-            json.dumps(block["json"], allow_nan=False)
+            text = json.dumps(block["json"], allow_nan=False, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             raise HandlerError(f"{where}: the JSON block's value is not JSON: {exc}") from None
+        if _has_surrogate(text):  # a string in it holds one, as a text block may
+            return {"type": "json", "json": json.loads(_clean(text))}
     elif kind == "var":
         if set(block) != {"type", "name"} or not isinstance(block["name"], str):
             raise HandlerError(f'{where}: a variable block is {{"type": "var", "name": <name>}}')
