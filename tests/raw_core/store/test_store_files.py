@@ -272,5 +272,9 @@ def test_a_file_of_the_first_layout_is_brought_forward_with_every_message(
         assert connection.execute("SELECT count(*) FROM display").fetchone() == (3,)
         names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
         assert "display_by_session" not in names
-        assert "sessions_by_activity" in names
+        assert {"sessions_by_activity", "sessions_delete_display"} <= names
+        # keys continue after the migrated ones, never reusing one
+        assert connection.execute("SELECT name, seq FROM sqlite_sequence").fetchall() == [
+            ("sessions", 3)
+        ]
         assert connection.execute("PRAGMA page_size").fetchone() == (4096,)  # as it was made

@@ -36,6 +36,7 @@ from raw_core.store import (
     VarPlaceholder,
 )
 from raw_core.store import store as store_module
+from raw_core.store._schema import MAX_KEY
 
 
 @pytest.fixture
@@ -371,6 +372,58 @@ def test_a_compaction_that_would_break_the_context_changes_nothing(
             writer.compact(summary, replace_first=replace_first)
         assert list(writer.read_context()) == turn
     assert store.info(session.id).last_activity == activity
+
+
+# --- session keys ------------------------------------------------------------------------
+
+
+def keys(store: SessionStore) -> dict[str, int]:
+    with raw_connection(store) as raw:
+        return dict(raw.execute("SELECT id, key FROM sessions").fetchall())
+
+
+def test_a_session_key_is_never_given_again_and_a_new_session_starts_empty(
+    store: SessionStore,
+) -> None:
+    first, last = store.create(), store.create()
+    with store.open_writer(last.id) as writer:
+        writer.append(users("secret"))
+    taken = keys(store)[last.id]
+    store.delete(last.id)
+    fresh = store.create()
+    assert keys(store)[fresh.id] > taken
+    assert display_texts(store, fresh.id) == []
+    assert context_texts(store, fresh.id) == []
+    assert keys(store)[first.id] < taken
+
+
+def test_whoever_deletes_a_session_row_deletes_its_messages(store: SessionStore) -> None:
+    gone, kept = store.create(), store.create()
+    for session in (gone, kept):
+        with store.open_writer(session.id) as writer:
+            writer.append(users("a", "b"))
+    with raw_connection(store) as raw:  # as an older raw, or a person at the sqlite3 prompt
+        raw.execute("DELETE FROM sessions WHERE id = ?", (gone.id,))
+        assert raw.execute("SELECT count(*) FROM display").fetchone() == (2,)
+    assert display_texts(store, kept.id) == ["a", "b"]
+
+
+def test_the_last_session_key_works_and_then_the_store_is_full(store: SessionStore) -> None:
+    with raw_connection(store) as raw:
+        raw.execute(f"UPDATE sqlite_sequence SET seq = {MAX_KEY - 1} WHERE name = 'sessions'")
+    last = store.create()
+    assert keys(store)[last.id] == MAX_KEY
+    with store.open_writer(last.id) as writer:
+        writer.append(users("a", "b"))
+    assert display_texts(store, last.id) == ["a", "b"]
+    page = store.open_reader(last.id).page_display(newest_first=True, limit=1)
+    assert [item.seq for item in page.items] == [2]
+    store.delete(last.id)
+    before = store.list_sessions()
+    with pytest.raises(StorageFull, match="most sessions one file can") as caught:
+        store.create()
+    assert caught.value.code == "storage_full"
+    assert store.list_sessions() == before
 
 
 # --- durability and full disks -----------------------------------------------------------

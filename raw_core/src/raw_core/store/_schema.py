@@ -30,6 +30,7 @@ from raw_core.store._sqlite import connect, sqlite_errors, write_transaction
 __all__ = [
     "APPLICATION_ID",
     "FILE_NAME",
+    "MAX_KEY",
     "SCHEMA_VERSION",
     "SEQ_BITS",
     "ensure_private_dir",
@@ -80,8 +81,8 @@ _STEP_1 = (
 
 # Step 2, the current layout.
 #
-# sessions: ``key`` is a small number of the session's own, fixed for its life; ``id`` is
-#   the stable id callers use.
+# sessions: ``key`` is a small number of the session's own, fixed for its life and never
+#   given to another session (AUTOINCREMENT); ``id`` is the stable id callers use.
 # display: the display history, append-only. A session's rows are numbered from its key:
 #   ``seq = key * 2**32 + n`` for its n-th message (n from 1), so they lie together in the
 #   table's own b-tree: paging is a range scan of the primary key, and an append writes
@@ -94,7 +95,7 @@ _STEP_1 = (
 _STEP_2_TABLES = (
     """
     CREATE TABLE sessions_v2 (
-        key INTEGER PRIMARY KEY CHECK (key BETWEEN 1 AND 2147483647),
+        key INTEGER PRIMARY KEY AUTOINCREMENT CHECK (key BETWEEN 1 AND 2147483646),
         id TEXT NOT NULL UNIQUE,
         title TEXT NOT NULL,
         created_at INTEGER NOT NULL,
@@ -118,6 +119,10 @@ _STEP_2_TABLES = (
 
 SEQ_BITS = 32
 """A session's display rows are numbered ``key << SEQ_BITS`` + 1, + 2, ..."""
+
+MAX_KEY = 2**31 - 2
+"""The largest session key: the end of its range, ``(key + 1) << SEQ_BITS``, must stay below
+SQLite's largest integer."""
 
 
 def seq_range(key: int) -> tuple[int, int]:
@@ -151,6 +156,14 @@ def _cluster_display_by_session(connection: sqlite3.Connection) -> None:
         "ALTER TABLE sessions_v2 RENAME TO sessions",
         "ALTER TABLE display_v2 RENAME TO display",
         "CREATE INDEX sessions_by_activity ON sessions (last_activity)",
+        # Whoever deletes a session (an older raw still running, a person at the sqlite3
+        # prompt) deletes its display rows: none can outlive it.
+        f"""
+        CREATE TRIGGER sessions_delete_display AFTER DELETE ON sessions BEGIN
+            DELETE FROM display
+            WHERE seq > (old.key << {SEQ_BITS}) AND seq < ((old.key + 1) << {SEQ_BITS});
+        END
+        """,
     ):
         connection.execute(statement)
 

@@ -39,7 +39,13 @@ from raw_core.store import _lock
 from raw_core.store._cursor import Cursor
 from raw_core.store._ids import is_session_id, new_session_id
 from raw_core.store._lock import SessionLock
-from raw_core.store._schema import SEQ_BITS, ensure_private_dir, open_database, seq_range
+from raw_core.store._schema import (
+    MAX_KEY,
+    SEQ_BITS,
+    ensure_private_dir,
+    open_database,
+    seq_range,
+)
 from raw_core.store._sqlite import connect, read_transaction, sqlite_errors, write_transaction
 from raw_core.store.messages import (
     MESSAGE_FORMAT,
@@ -674,6 +680,16 @@ class SessionStore:
         session_id = new_session_id()
         now = _now_ms()
         with write_transaction(self._connection, self._path) as connection:
+            (last_key,) = connection.execute(  # SQLite gives the next key after both
+                "SELECT max((SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
+                " WHERE name = 'sessions'), (SELECT coalesce(max(key), 0) FROM sessions))"
+            ).fetchone()
+            if last_key >= MAX_KEY:
+                raise StorageFull(
+                    f"this store has made the most sessions one file can ({MAX_KEY:,}); "
+                    "use a new store folder",
+                    path=str(self._path),
+                )
             connection.execute(
                 "INSERT INTO sessions (id, title, created_at, last_activity) VALUES (?, ?, ?, ?)",
                 (session_id, title, now, now),
@@ -785,16 +801,14 @@ class SessionStore:
         deleted = False
         try:
             with write_transaction(self._connection, self._path) as connection:
-                row = connection.execute(
-                    "SELECT key FROM sessions WHERE id = ? AND last_activity < ?",
-                    (session_id, _NEVER if older_than is None else older_than),
-                ).fetchone()
-                if row is not None:
+                # The schema's trigger deletes the session's display rows with it.
+                deleted = (
                     connection.execute(
-                        "DELETE FROM display WHERE seq > ? AND seq < ?", seq_range(row[0])
-                    )
-                    connection.execute("DELETE FROM sessions WHERE key = ?", (row[0],))
-                    deleted = True
+                        "DELETE FROM sessions WHERE id = ? AND last_activity < ?",
+                        (session_id, _NEVER if older_than is None else older_than),
+                    ).rowcount
+                    > 0
+                )
         finally:
             lock.release(remove_file=deleted)
         return deleted
