@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -27,8 +28,14 @@ from raw_core.store import (
     message_to_dict,
 )
 
-# any string, lone surrogates included: they must survive the round trip
-texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=12)
+SPLIT_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+# any string, lone surrogates included: they must survive the round trip. Not a high
+# surrogate directly followed by a low one: JSON writes them as the escape of a character
+# outside the BMP, so they come back as that character (see the test below).
+texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=12).filter(
+    lambda text: not SPLIT_PAIR.search(text)
+)
 
 text_blocks = st.builds(TextBlock, text=texts)
 image_blocks = st.builds(ImageBlock, media_type=texts, data=texts)
@@ -141,6 +148,15 @@ def test_the_json_form_is_tagged_and_leaves_defaults_out() -> None:
 def test_the_stored_text_is_exactly_this(message: Message, text: str) -> None:
     assert dumps_message(message) == text
     assert loads_message(text) == message
+
+
+def test_a_surrogate_pair_split_in_two_code_points_reads_back_joined() -> None:
+    split = UserMessage.from_text("\ud83d\ude00")  # two code points, as Python can hold
+    assert (
+        dumps_message(split)
+        == '{"role":"user","content":[{"type":"text","text":"\\ud83d\\ude00"}]}'
+    )
+    assert loads_message(dumps_message(split)) == UserMessage.from_text("\U0001f600")
 
 
 def test_writing_something_that_is_not_a_message_is_a_type_error() -> None:

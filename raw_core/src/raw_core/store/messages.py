@@ -235,9 +235,11 @@ def message_from_dict(data: Any, *, root: str = "$") -> Message:
 # Writing is the hot path (every message of a turn is committed), so the text is put
 # together directly: every field of every record is a string, a tuple of blocks or a tuple
 # of records of strings. Each string goes through the escaper json.dumps itself uses with
-# ensure_ascii, so any string (lone surrogates included) survives the round trip. Tags come
-# first, then the fields in their declared order; a field that holds its default is left
-# out, as the reader expects.
+# ensure_ascii, so any string survives the round trip, lone surrogates included (but not a
+# high surrogate directly followed by a low one: JSON cannot tell them from the escape of
+# the character they pair into, and reads them back as it). Tags come first, then the
+# fields in their declared order; a field that holds its default is left out, as the
+# reader expects.
 _quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 
@@ -268,7 +270,8 @@ def _part_json(part: ProviderPart) -> str:
 
 
 def dumps_message(message: Message) -> str:
-    """``message`` as compact JSON text (ASCII, so any string survives the round trip)."""
+    """``message`` as compact JSON text (ASCII, so lone surrogates survive the round
+    trip)."""
     if isinstance(message, AssistantMessage):
         text = '{"role":"assistant"'
         if message.text:
