@@ -396,3 +396,28 @@ def test_a_recording_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
     recording.write_bytes(b'{"text": "caf\xe9"}\n')
     with pytest.raises(ConfigInvalid, match="not UTF-8"):
         ReplayProvider.from_file(recording)
+
+
+async def test_a_turn_whose_end_cannot_be_synced_ends_in_an_error_it_reports(
+    store: SessionStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "a"}),)), Reply(text="ok")])
+    events: list[LoopEvent] = []
+    async with Runtime(store).open_session(agent, provider) as session:
+
+        def failing_fsync(fd: int) -> None:  # the disk reports an I/O error
+            raise OSError(5, "Input/output error")
+
+        monkeypatch.setattr("raw_core.store.store.os.fsync", failing_fsync)
+        end = await session.run_turn("go", on_event=events.append)
+    assert end.reason == "error"
+    assert end.error is not None
+    assert end.error["code"] == "store_unavailable"
+    assert [e.to_dict()["type"] for e in events].count("turn_ended") == 1
+    context = store.open_reader(session.id).read_context()
+    assert [type(m).__name__ for m in context] == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import errno
 import os
 import sqlite3
 import subprocess
@@ -22,6 +23,7 @@ from raw_core.errors import (
     StorageFull,
     StoreCorrupt,
     StoreTooNew,
+    StoreUnavailable,
 )
 from raw_core.store import (
     AssistantMessage,
@@ -500,6 +502,27 @@ def test_end_turn_syncs_the_wal_and_the_store_its_folder_once(
         writer.append(users("d"))
         writer.end_turn()
     assert synced == [folder, wal, wal, wal]
+
+
+def test_a_failed_sync_is_store_unavailable_and_keeps_what_was_committed(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = store.create()
+
+    def failing_fsync(fd: int) -> None:  # the disk reports an I/O error
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr("raw_core.store.store.os.fsync", failing_fsync)
+    with pytest.raises(StoreUnavailable, match="syncing the session database") as opening:
+        store.open_writer(session.id)  # the WAL's folder entry, once per store
+    assert opening.value.code == "store_unavailable"
+    monkeypatch.undo()
+    with store.open_writer(session.id) as writer:  # the lock was released
+        writer.append(users("kept"))
+        monkeypatch.setattr("raw_core.store.store.os.fsync", failing_fsync)
+        with pytest.raises(StoreUnavailable, match="may not survive a power loss"):
+            writer.end_turn()
+    assert display_texts(store, session.id) == ["kept"]
 
 
 def test_a_turn_ended_is_readable_after_the_writer_is_killed(tmp_path: Path) -> None:

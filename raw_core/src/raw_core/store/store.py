@@ -34,6 +34,7 @@ from raw_core.errors import (
     StorageFull,
     StoreCorrupt,
     StoreTooNew,
+    StoreUnavailable,
 )
 from raw_core.store import _lock
 from raw_core.store._cursor import Cursor
@@ -530,8 +531,12 @@ class SessionWriter(SessionReader):
             fd = os.open(f"{self._path}-wal", os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise _sync_failed(self._path, exc) from exc
         try:
             os.fsync(fd)
+        except OSError as exc:
+            raise _sync_failed(self._path, exc) from exc
         finally:
             os.close(fd)
         self._wal_name.make_durable()
@@ -577,12 +582,25 @@ class _WalName:
         """Sync the folder once, as soon as the WAL file exists."""
         if self._durable or not os.path.exists(f"{self._path}-wal"):
             return
-        fd = os.open(self._path.parent, os.O_RDONLY | os.O_CLOEXEC)
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fd = os.open(self._path.parent, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise _sync_failed(self._path, exc) from exc
         self._durable = True
+
+
+def _sync_failed(path: Path, exc: OSError) -> StoreUnavailable:
+    """What a failed sync of the session file raises: the commits are in the file, but
+    nothing says they reached the disk."""
+    return StoreUnavailable(
+        f"syncing the session database to disk failed ({exc.strerror or exc}): what was "
+        "committed is kept, but may not survive a power loss",
+        path=str(path),
+    )
 
 
 class SessionStore:
@@ -768,7 +786,7 @@ class SessionStore:
             raise _not_found(session_id)
         try:
             self._wal_name.make_durable()
-        except OSError:
+        except StoreUnavailable:
             connection.close()
             lock.release()
             raise
