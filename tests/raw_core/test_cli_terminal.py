@@ -124,10 +124,9 @@ def test_ctrl_c_cancels_a_chat_turn_and_the_session_resumes(
     shown = subprocess.run(
         [RAW, "sessions", "show", session_id, "--json"], env=env, capture_output=True, text=True
     )
-    roles = [
-        (i["message"]["role"], i["message"].get("error_code"))
-        for i in json.loads(shown.stdout)["items"]
-    ]
+    items = json.loads(shown.stdout)["items"]
+    assert [i["seq"] for i in items] == [1, 2, 3, 4, 5]  # positions in the session
+    roles = [(i["message"]["role"], i["message"].get("error_code")) for i in items]
     assert roles == [
         ("user", None),
         ("assistant", None),
