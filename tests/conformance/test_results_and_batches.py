@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from raw_core.errors import HandlerError
-from raw_core.results import BatchResult, cap_blocks, normalize_content
+from raw_core.results import BatchEntry, BatchResult, cap_blocks, normalize_content
 
 
 def model_bytes(text: str) -> int:
@@ -78,6 +78,23 @@ def test_a_lone_surrogate_in_any_block_is_read_as_a_replacement_character(size: 
     capped, _ = cap_blocks(blocks, 100)
     for block in capped:  # what the model is sent can be encoded
         json.dumps(block, ensure_ascii=False).encode("utf-8")
+
+
+def test_json_keys_that_read_alike_once_cleaned_are_refused_not_dropped() -> None:
+    clean = normalize_content(
+        {"content": [{"type": "json", "json": {"a\udc80": [{"b\udcff": 1}]}}]}
+    )
+    assert clean[0][0]["json"] == {"a\ufffd": [{"b\ufffd": 1}]}
+    alike = {name: index for index, name in enumerate(["a\udc80", "a\udcff"])}
+    with pytest.raises(HandlerError, match=r"content\[0\]\.json: the keys .* both read as"):
+        normalize_content({"content": [{"type": "json", "json": alike}]})
+
+
+def test_a_batch_row_made_directly_is_cleaned_too() -> None:
+    batch = BatchResult(entries=[BatchEntry(label="caf\udce9.txt", status="ok", body="x\udcff")])
+    text, full, _ = batch.render(1000)
+    assert text == full == "[1/1] ok: caf\ufffd.txt\nx\ufffd\n"
+    text.encode("utf-8")
 
 
 def test_batch_rows_are_indexed_with_a_status_each() -> None:

@@ -358,6 +358,23 @@ async def test_cancelling_while_the_model_streams_commits_nothing_of_it(
     assert [type(m) for m in context(store, session.id)] == [UserMessage]
 
 
+async def test_a_provider_that_fails_before_streaming_is_a_provider_error(
+    store: SessionStore, agent: Agent
+) -> None:
+    class Broken:
+        name = "broken"
+
+        def stream(self, request: ModelRequest) -> Any:
+            raise ConnectionError("no route to host")
+
+    end, events, _ = await run(store, agent, Broken())  # type: ignore[arg-type]
+    assert end.reason == "error"
+    assert end.error is not None
+    assert end.error["code"] == "provider_error"
+    assert "ConnectionError: no route to host" in end.error["message"]
+    assert [e for e in events if isinstance(e, TurnEnded)] == [end]
+
+
 @pytest.mark.parametrize("by", ["signal", "outer-scope"])
 async def test_a_turn_cancelled_while_a_call_runs_gives_that_call_a_true_result(
     store: SessionStore, agent: Agent, by: str
@@ -397,7 +414,7 @@ async def test_a_turn_cancelled_while_a_call_runs_gives_that_call_a_true_result(
         assert [(f["tool_call_id"], f["code"]) for f in finished] == [("call_1", "cancelled")]
     else:  # stopped from outside: the loop records it, and says it was running
         assert outer.cancelled_caught
-        assert "while this call ran" in texts[0]
+        assert "while this call was under way" in texts[0]
     assert [e.to_dict()["type"] for e in events].count("turn_ended") == 1
 
 

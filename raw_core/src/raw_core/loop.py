@@ -526,10 +526,11 @@ class Session:
             cache_key=self._cache_key,
         )
         draft = _Draft()
-        stream = self.provider.stream(request)
+        stream: Any = None
         finished = False
         signal.attach(self._turn_scope)
         try:
+            stream = self.provider.stream(request)
             async for event in stream:
                 self._take(draft, event, step, emit, self._listening)
             finished = True
@@ -637,7 +638,8 @@ class Session:
                 _error_message(
                     c.id,
                     Cancelled.code,
-                    "the turn was cancelled while this call ran; it may have done part of its work"
+                    "the turn was stopped while this call was under way; if its handler had"
+                    " started, it may have done part of its work"
                     if c.id == running
                     else "the turn was cancelled before this call ran",
                 )

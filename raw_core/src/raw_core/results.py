@@ -117,6 +117,27 @@ def _clean(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text) if _has_surrogate(text) else text
 
 
+def _clean_json(value: Any, where: str) -> Any:
+    """``value`` with every lone surrogate in its strings and keys read as U+FFFD; two keys
+    of one object that become the same are refused rather than one silently dropped."""
+    if isinstance(value, str):
+        return _clean(value)
+    if isinstance(value, Mapping):
+        cleaned: dict[str, Any] = {}
+        for key, item in value.items():
+            name = _clean(key)
+            if name in cleaned:
+                raise HandlerError(
+                    f"{where}: the keys {key!r} and another both read as {name!r} once their"
+                    " lone surrogates are replaced; rename one"
+                )
+            cleaned[name] = _clean_json(item, f"{where}.{name}")
+        return cleaned
+    if isinstance(value, list | tuple):
+        return [_clean_json(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    return value
+
+
 def _check_block(block: Any, index: int) -> dict[str, Any]:
     where = f"content[{index}]"
     if type(block) is not dict and not isinstance(block, Mapping):
@@ -137,7 +158,7 @@ def _check_block(block: Any, index: int) -> dict[str, Any]:
         except (TypeError, ValueError) as exc:
             raise HandlerError(f"{where}: the JSON block's value is not JSON: {exc}") from None
         if _has_surrogate(text):  # a string in it holds one, as a text block may
-            return {"type": "json", "json": json.loads(_clean(text))}
+            return {"type": "json", "json": _clean_json(block["json"], f"{where}.json")}
     elif kind == "var":
         if set(block) != {"type", "name"} or not isinstance(block["name"], str):
             raise HandlerError(f'{where}: a variable block is {{"type": "var", "name": <name>}}')
@@ -236,9 +257,9 @@ LABEL_BYTES = 200
 class BatchEntry:
     """One row of a batch: its label, status, and body (the output, or the error message)."""
 
-    label: str
+    label: str = attrs.field(converter=_clean)  # a lone surrogate reads as U+FFFD
     status: Literal["ok", "error", "skipped"]
-    body: str = ""
+    body: str = attrs.field(default="", converter=_clean)
     code: str | None = None
 
 
@@ -255,17 +276,15 @@ class BatchResult:
 
     def ok(self, label: str, body: str = "") -> None:
         """Record a row that succeeded."""
-        self.entries.append(BatchEntry(label=_clean(label), status="ok", body=_clean(body)))
+        self.entries.append(BatchEntry(label=label, status="ok", body=body))
 
     def error(self, label: str, code: str, message: str) -> None:
         """Record a row that failed with a stable ``code``."""
-        self.entries.append(
-            BatchEntry(label=_clean(label), status="error", body=_clean(message), code=code)
-        )
+        self.entries.append(BatchEntry(label=label, status="error", body=message, code=code))
 
     def skipped(self, label: str, reason: str) -> None:
         """Record a row that did not run."""
-        self.entries.append(BatchEntry(label=_clean(label), status="skipped", body=_clean(reason)))
+        self.entries.append(BatchEntry(label=label, status="skipped", body=reason))
 
     def _header(self, index: int, entry: BatchEntry, *, label_bytes: int | None = None) -> str:
         status = f"error ({entry.code})" if entry.code else entry.status

@@ -525,6 +525,29 @@ def test_a_failed_sync_is_store_unavailable_and_keeps_what_was_committed(
     assert display_texts(store, session.id) == ["kept"]
 
 
+@pytest.mark.parametrize("code", [errno.EINVAL, errno.EBADF])
+def test_a_folder_that_cannot_be_synced_does_not_stop_sessions(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    real_fsync = os.fsync
+    synced: list[str] = []
+
+    def fsync(fd: int) -> None:  # a file system that cannot sync a folder
+        target = os.readlink(f"/proc/self/fd/{fd}")
+        if os.path.isdir(target):
+            raise OSError(code, os.strerror(code))
+        synced.append(target)
+        real_fsync(fd)
+
+    monkeypatch.setattr("raw_core.store.store.os.fsync", fsync)
+    session = store.create()
+    with store.open_writer(session.id) as writer:
+        writer.append(users("a"))
+        writer.end_turn()
+    assert synced == [f"{store.path}-wal"]
+    assert display_texts(store, session.id) == ["a"]
+
+
 def test_a_turn_ended_is_readable_after_the_writer_is_killed(tmp_path: Path) -> None:
     """What end_turn synced is what a new process reads (a kill, not a power loss: the
     closest a test can get)."""

@@ -16,6 +16,7 @@ append is one transaction they never see half of one.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -589,8 +590,16 @@ class _WalName:
             finally:
                 os.close(fd)
         except OSError as exc:
-            raise _sync_failed(self._path, exc) from exc
+            # Some file systems cannot sync a folder at all; as SQLite does, take that as
+            # done rather than refuse every session (the WAL's own sync still counts).
+            if exc.errno not in _FOLDER_SYNC_UNSUPPORTED:
+                raise _sync_failed(self._path, exc) from exc
         self._durable = True
+
+
+_FOLDER_SYNC_UNSUPPORTED = frozenset(
+    code for code in (errno.EINVAL, errno.EBADF, getattr(errno, "ENOTSUP", None)) if code
+)
 
 
 def _sync_failed(path: Path, exc: OSError) -> StoreUnavailable:
