@@ -124,13 +124,15 @@ def _clean_json(value: Any, where: str) -> Any:
         return _clean(value)
     if isinstance(value, Mapping):
         cleaned: dict[str, Any] = {}
+        originals: dict[str, str] = {}
         for key, item in value.items():
             name = _clean(key)
             if name in cleaned:
                 raise HandlerError(
-                    f"{where}: the keys {key!r} and another both read as {name!r} once their"
-                    " lone surrogates are replaced; rename one"
+                    f"{where}: the keys {originals[name]!r} and {key!r} both read as {name!r}"
+                    " once their lone surrogates are replaced; rename one"
                 )
+            originals[name] = key
             cleaned[name] = _clean_json(item, f"{where}.{name}")
         return cleaned
     if isinstance(value, list | tuple):
