@@ -28,6 +28,7 @@ def test_minimal_config_has_defaults() -> None:
     assert coder.model is None
     assert coder.max_steps == DEFAULT_MAX_STEPS
     assert coder.max_output_bytes == DEFAULT_MAX_OUTPUT_BYTES
+    assert coder.handler_timeout_ms == 600_000
     assert coder.tools.rules == ()
 
 
@@ -112,6 +113,12 @@ BAD = [
         "$.agents.a.max_output_bytes",
         "positive",
         id="max_output_bytes-negative",
+    ),
+    pytest.param(
+        {"agents": {"a": agent(handler_timeout_ms=0)}},
+        "$.agents.a.handler_timeout_ms",
+        "positive",
+        id="handler_timeout_ms-zero",
     ),
     pytest.param(
         {"agents": {"a": agent(system=3)}},

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -421,3 +422,31 @@ async def test_a_turn_whose_end_cannot_be_synced_ends_in_an_error_it_reports(
         "ToolResultMessage",
         "AssistantMessage",
     ]
+
+
+async def test_the_agents_handler_timeout_ends_a_call_that_runs_longer(
+    tmp_path: Path, make_tool: Any, store: SessionStore
+) -> None:
+    make_tool(
+        "nap",
+        root=tmp_path / "tools",
+        code="import anyio\nasync def handler(args, context):\n"
+        "    await anyio.sleep(30)\n    return {'content': []}\n",
+        input_schema=SCHEMA,
+    )
+    path = tmp_path / "raw.json"
+    path.write_text(
+        json.dumps({"agents": {"a": {"handler_timeout_ms": 200, "tools": {"use": ["agent/nap"]}}}})
+    )
+    agent = load_agent(load_config(path), host=PluginHost())
+    provider = ScriptedProvider([Reply(tool_calls=(("nap", {}),)), Reply(text="ok")])
+    async with Runtime(store).open_session(agent, provider) as session:
+        started = time.monotonic()
+        end = await session.run_turn("go")
+        elapsed = time.monotonic() - started
+    assert end.reason == "completed"
+    assert 0.2 <= elapsed < 5
+    result = store.open_reader(session.id).read_context()[2]
+    assert isinstance(result, ToolResultMessage)
+    assert result.error_code == "timeout"
+    assert "within 0.2 s" in result.content[0].text  # type: ignore[union-attr]

@@ -1,10 +1,10 @@
 """The config file: records for every section, and loading with JSON paths in errors.
 
 A first version that covers what raw uses today: agents (model, system prompt, tools.use,
-tools.rules, max_steps, max_output_bytes), model definitions and ``default_agent``. Every
-key is validated and unknown keys are rejected, with the JSON path of the field in the
-error. Deeper checks that need the selected tools (a rule's predicate against a tool's
-schema) happen when the agent's tools are loaded.
+tools.rules, max_steps, max_output_bytes, handler_timeout_ms), model definitions and
+``default_agent``. Every key is validated and unknown keys are rejected, with the JSON path
+of the field in the error. Deeper checks that need the selected tools (a rule's predicate
+against a tool's schema) happen when the agent's tools are loaded.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from raw_core.errors import ConfigInvalid, ConfigNotFound
 from raw_core.identity import parse_identity
 
 __all__ = [
+    "DEFAULT_HANDLER_TIMEOUT_MS",
     "DEFAULT_MAX_OUTPUT_BYTES",
     "DEFAULT_MAX_STEPS",
     "AgentConfig",
@@ -51,6 +52,7 @@ __all__ = [
 
 DEFAULT_MAX_STEPS: Final = 50
 DEFAULT_MAX_OUTPUT_BYTES: Final = 8192
+DEFAULT_HANDLER_TIMEOUT_MS: Final = 600_000
 MAX_CONFIG_BYTES: Final = 4 * 1024 * 1024
 MAX_EXPIRY_DAYS: Final = 36_500  # a century: past that, dates overflow
 MAX_VAR_TIMEOUT_MS: Final = 600_000  # ten minutes, as for a bash command
@@ -182,6 +184,7 @@ class AgentConfig:
     vars: Selection = attrs.field(factory=Selection)
     max_steps: int = DEFAULT_MAX_STEPS
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    handler_timeout_ms: int = DEFAULT_HANDLER_TIMEOUT_MS
 
 
 @attrs.frozen(kw_only=True)
@@ -350,6 +353,7 @@ def _value_problems(parsed: _ConfigFile) -> list[FieldProblem]:
                 )
         positive(f"$.agents.{name}.max_steps", agent.max_steps)
         positive(f"$.agents.{name}.max_output_bytes", agent.max_output_bytes)
+        positive(f"$.agents.{name}.handler_timeout_ms", agent.handler_timeout_ms)
     return found
 
 

@@ -685,6 +685,7 @@ class Runtime:
                 approval=approval,
                 cwd=cwd,
                 max_output_bytes=max_output_bytes or agent.config.max_output_bytes,
+                handler_timeout=agent.config.handler_timeout_ms / 1000,
                 vars=agent.vars,
                 skills=skills,
                 hook_events=False,
