@@ -8,17 +8,22 @@ with its ``FunctionModel``, and the OpenAI Agents SDK's ``Runner`` with a fake `
 (tracing off), the same no-op tool. Prints µs per tool call at 50 steps with raw's share,
 and the total time of a turn at 10, 50 and 200 steps (raw's must grow linearly).
 
-Run: ``uv run --group bench python benchmarks/bench_loop.py``.
+Run: ``uv run --group bench python benchmarks/bench_loop.py``. With ``--breakdown`` it
+prints instead where raw's time per step goes in a 50-step turn: the commits, the request
+and its stream, the dispatch pipeline and the end-of-turn sync are each timed (the timers
+add about a microsecond to each phase they wrap); the loop's own bookkeeping is the rest.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -68,31 +73,33 @@ def make_agent(root: Path, steps: int) -> Agent:
     return load_agent(load_config(root / "raw.json"), host=PluginHost())
 
 
+async def raw_turn(steps: int) -> tuple[float, float]:
+    """Seconds for one turn of ``steps`` tool-call steps plus the final answer, in a new
+    session of a new store, and seconds to create and open that session."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        agent = make_agent(root, steps)
+        script = [
+            Reply(tool_calls=(("noop", {"command": "ls"}),), chunk=1 << 20) for _ in range(steps)
+        ]
+        provider = ScriptedProvider([*script, Reply(text="done")])
+        with SessionStore.open(root / "state") as store:
+            runtime = Runtime(store)
+            opening = time.perf_counter()
+            async with runtime.open_session(agent, provider) as session:
+                started = time.perf_counter()
+                end = await session.run_turn("go")
+                elapsed = time.perf_counter() - started
+    assert end.reason == "completed", end
+    return elapsed, started - opening
+
+
 async def bench_raw(steps: int) -> tuple[float, float]:
-    """Seconds for one turn of ``steps`` tool-call steps plus the final answer, and
-    seconds to create and open the new session it runs in (once per session, not per
-    turn: a peer's ``run`` has no such step, and pays its own setup on every turn)."""
-    best = best_open = float("inf")
-    for _ in range(REPEAT):
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            agent = make_agent(root, steps)
-            script = [
-                Reply(tool_calls=(("noop", {"command": "ls"}),), chunk=1 << 20)
-                for _ in range(steps)
-            ]
-            provider = ScriptedProvider([*script, Reply(text="done")])
-            with SessionStore.open(root / "state") as store:
-                runtime = Runtime(store)
-                opening = time.perf_counter()
-                async with runtime.open_session(agent, provider) as session:
-                    started = time.perf_counter()
-                    end = await session.run_turn("go")
-                    elapsed = time.perf_counter() - started
-                    best_open = min(best_open, started - opening)
-            assert end.reason == "completed", end
-            best = min(best, elapsed)
-    return best, best_open
+    """The best of ``REPEAT`` turns (see :func:`raw_turn`) and the best time to create and
+    open the session (once per session, not per turn: a peer's ``run`` has no such step,
+    and pays its own setup on every turn)."""
+    runs = [await raw_turn(steps) for _ in range(REPEAT)]
+    return min(turn for turn, _ in runs), min(opened for _, opened in runs)
 
 
 async def main() -> None:
@@ -116,5 +123,55 @@ async def main() -> None:
         print(f"  {name:<20}" + "".join(f"{by_steps[s] * 1e3:13.1f} ms" for s in STEPS))
 
 
+def _timed(owner: type, name: str, spent: dict[str, int], label: str) -> None:
+    """Wrap the method ``owner.name`` so that its time adds up under ``label``."""
+    method = getattr(owner, name)
+    if inspect.iscoroutinefunction(method):
+
+        async def timed_async(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter_ns()
+            try:
+                return await method(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter_ns() - started
+
+        setattr(owner, name, timed_async)
+    else:
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter_ns()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter_ns() - started
+
+        setattr(owner, name, timed)
+
+
+async def breakdown(turns: int = 30, steps: int = 50) -> None:
+    from raw_core.dispatch import Dispatcher
+    from raw_core.loop import Session
+    from raw_core.store.store import SessionWriter
+
+    spent: dict[str, int] = dict.fromkeys(
+        ("the two commits", "the request and its stream", "dispatch", "end-of-turn sync"), 0
+    )
+    _timed(SessionWriter, "append", spent, "the two commits")
+    _timed(Session, "_request", spent, "the request and its stream")
+    _timed(Dispatcher, "dispatch", spent, "dispatch")
+    _timed(SessionWriter, "end_turn", spent, "end-of-turn sync")
+    total = 0.0
+    for _ in range(turns):
+        elapsed, _opened = await raw_turn(steps)
+        total += elapsed
+    scale = 1e-3 / (turns * steps)  # ns over all turns -> µs per step
+    print(f"raw, µs per step of a {steps}-step turn (mean of {turns} turns):")
+    for label, nanoseconds in spent.items():
+        print(f"  {label:<28} {nanoseconds * scale:7.1f}")
+    rest = total * 1e9 * scale - sum(spent.values()) * scale
+    print(f"  {'the loop itself (the rest)':<28} {rest:7.1f}")
+    print(f"  {'total':<28} {total * 1e9 * scale:7.1f}")
+
+
 if __name__ == "__main__":
-    anyio.run(main)
+    anyio.run(breakdown if "--breakdown" in sys.argv[1:] else main)
