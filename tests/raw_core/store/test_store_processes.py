@@ -86,7 +86,12 @@ def test_a_killed_writer_loses_no_committed_message(state: Path, session_id: str
             reported = [int(line(proc)) for _ in range(rng.randint(1, 25))]
             time.sleep(rng.random() * 0.01)
             proc.send_signal(signal.SIGKILL)
-            rest, _ = proc.communicate()
+            # Read the rest through the same buffered reader as line() did: it may already
+            # hold lines it has not returned, which communicate() (reading the raw pipe)
+            # would lose.
+            assert proc.stdout is not None
+            rest = proc.stdout.read()
+            proc.wait()
             assert proc.returncode == -signal.SIGKILL
             reported.extend(int(line) for line in rest.split())
 
