@@ -200,7 +200,7 @@ class Session:
         self._skills = skills
         self._lock = anyio.Lock()
         self._signal: CancellationSignal | None = None
-        self._turn_scope = anyio.CancelScope()  # the running turn's (see _turn)
+        self._turn_scope: anyio.CancelScope | None = None  # the running turn's (see _turn)
         self._pending_change: RuntimeChanged | None = None
         self._listening = True
         self._context: list[Message] = []
@@ -528,7 +528,9 @@ class Session:
         draft = _Draft()
         stream: Any = None
         finished = False
-        signal.attach(self._turn_scope)
+        turn_scope = self._turn_scope
+        assert turn_scope is not None  # a request runs inside _turn
+        signal.attach(turn_scope)
         try:
             stream = self.provider.stream(request)
             async for event in stream:
@@ -541,7 +543,7 @@ class Session:
                 f"the provider failed: {type(exc).__name__}: {exc}", provider=self.provider.name
             ) from exc
         finally:
-            signal.detach(self._turn_scope)
+            signal.detach(turn_scope)
             # A stream left midway (an error, a cancellation) must release what it holds,
             # such as an HTTP response; an async generator that ran to its end is closed.
             done = finished and isinstance(stream, types.AsyncGeneratorType)
