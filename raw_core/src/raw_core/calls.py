@@ -113,9 +113,7 @@ class _SignalScope:
 
     def __enter__(self) -> anyio.CancelScope:
         scope = self._scope.__enter__()
-        if self._signal._fired:
-            scope.cancel()
-        self._signal._scopes.add(scope)
+        self._signal.attach(scope)
         return scope
 
     def __exit__(
@@ -124,7 +122,7 @@ class _SignalScope:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> bool:
-        self._signal._scopes.discard(self._scope)
+        self._signal.detach(self._scope)
         return bool(self._scope.__exit__(exc_type, exc, traceback))
 
 

@@ -39,6 +39,7 @@ from raw_core.calls import (
     ToolContext,
     Verdict,
 )
+from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
 from raw_core.errors import (
     ApprovalDenied,
     ApprovalUnavailable,
@@ -82,7 +83,7 @@ __all__ = [
 logger = logging.getLogger("raw_core.dispatch")
 
 DEFAULT_MAX_ARGUMENT_BYTES: Final = 4 * 1024 * 1024
-DEFAULT_HANDLER_TIMEOUT: Final = 600.0
+DEFAULT_HANDLER_TIMEOUT: Final = DEFAULT_HANDLER_TIMEOUT_MS / 1000  # seconds, as config's
 
 
 class PolicyDecision(Protocol):

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_KEY",
     "SCHEMA_VERSION",
     "SEQ_BITS",
+    "SQLITE_PAGE_SIZE",
     "ensure_private_dir",
     "open_database",
     "seq_range",
@@ -45,7 +46,7 @@ SQLITE_PAGE_SIZE = 2048
 """The page size of a new file. Nearly every write is the append of one message, and each
 commit puts whole pages in the WAL, which ``end_turn`` then syncs: 2 KiB pages write half
 of what 4 KiB pages do for a short message, and the same for a long one (measured in
-benchmarks/README.md, "The store"). A file keeps the page size it was made with."""
+benchmarks/README.md, "Session store"). A file keeps the page size it was made with."""
 
 # Each step is applied once, in order; step n takes user_version from n to n + 1. A step is
 # SQL statements, or a function of the connection for what plain SQL cannot say portably.
@@ -79,6 +80,20 @@ _STEP_1 = (
     "CREATE INDEX display_by_session ON display (session_id, seq)",
 )
 
+SEQ_BITS = 32
+"""A session's display rows are numbered ``key << SEQ_BITS`` + 1, + 2, ..."""
+
+MAX_KEY = 2**31 - 2
+"""The largest session key: the end of its range, ``(key + 1) << SEQ_BITS``, must stay below
+SQLite's largest integer."""
+
+
+def seq_range(key: int) -> tuple[int, int]:
+    """The bounds, both excluded, of the display ``seq`` of the session with ``key``."""
+    low = key << SEQ_BITS
+    return low, low + (1 << SEQ_BITS)
+
+
 # Step 2, the current layout.
 #
 # sessions: ``key`` is a small number of the session's own, fixed for its life and never
@@ -93,14 +108,14 @@ _STEP_1 = (
 #   row and nothing else, and a compaction rewrites one sessions row.
 # ``format`` is the message format (messages.MESSAGE_FORMAT) of a body.
 _STEP_2_TABLES = (
-    """
+    f"""
     CREATE TABLE sessions_v2 (
-        key INTEGER PRIMARY KEY AUTOINCREMENT CHECK (key BETWEEN 1 AND 2147483646),
+        key INTEGER PRIMARY KEY AUTOINCREMENT CHECK (key BETWEEN 1 AND {MAX_KEY}),
         id TEXT NOT NULL UNIQUE,
         title TEXT NOT NULL,
         created_at INTEGER NOT NULL,
         last_activity INTEGER NOT NULL,
-        state TEXT NOT NULL DEFAULT '{}',
+        state TEXT NOT NULL DEFAULT '{{}}',
         context_from INTEGER NOT NULL DEFAULT 0,
         summary_format INTEGER,
         summary_body TEXT,
@@ -116,19 +131,6 @@ _STEP_2_TABLES = (
     )
     """,
 )
-
-SEQ_BITS = 32
-"""A session's display rows are numbered ``key << SEQ_BITS`` + 1, + 2, ..."""
-
-MAX_KEY = 2**31 - 2
-"""The largest session key: the end of its range, ``(key + 1) << SEQ_BITS``, must stay below
-SQLite's largest integer."""
-
-
-def seq_range(key: int) -> tuple[int, int]:
-    """The bounds, both excluded, of the display ``seq`` of the session with ``key``."""
-    low = key << SEQ_BITS
-    return low, low + (1 << SEQ_BITS)
 
 
 def _cluster_display_by_session(connection: sqlite3.Connection) -> None:

@@ -529,17 +529,11 @@ class SessionWriter(SessionReader):
         name in its folder is made durable once per WAL file (see :class:`_WalName`).
         """
         try:
-            fd = os.open(f"{self._path}-wal", os.O_RDONLY | os.O_CLOEXEC)
+            _fsync(f"{self._path}-wal")
         except FileNotFoundError:
             return
         except OSError as exc:
             raise _sync_failed(self._path, exc) from exc
-        try:
-            os.fsync(fd)
-        except OSError as exc:
-            raise _sync_failed(self._path, exc) from exc
-        finally:
-            os.close(fd)
         self._wal_name.make_durable()
 
     def close(self) -> None:
@@ -584,11 +578,7 @@ class _WalName:
         if self._durable or not os.path.exists(f"{self._path}-wal"):
             return
         try:
-            fd = os.open(self._path.parent, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _fsync(self._path.parent)
         except OSError as exc:
             # Some file systems cannot sync a folder at all; as SQLite does, take that as
             # done rather than refuse every session (the WAL's own sync still counts).
@@ -600,6 +590,15 @@ class _WalName:
 _FOLDER_SYNC_UNSUPPORTED = frozenset(
     code for code in (errno.EINVAL, errno.EBADF, getattr(errno, "ENOTSUP", None)) if code
 )
+
+
+def _fsync(path: str | Path) -> None:
+    """Sync the file or folder at ``path`` to disk; raises :class:`OSError`."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _sync_failed(path: Path, exc: OSError) -> StoreUnavailable:
@@ -785,6 +784,8 @@ class SessionStore:
                     "SELECT key FROM sessions WHERE id = ?", (session_id,)
                 ).fetchone()
                 last_seq = 0 if row is None else _last_seq(connection, row[0])
+            if row is not None:
+                self._wal_name.make_durable()
         except BaseException:
             connection.close()
             lock.release()
@@ -793,12 +794,6 @@ class SessionStore:
             connection.close()
             lock.release(remove_file=True)
             raise _not_found(session_id)
-        try:
-            self._wal_name.make_durable()
-        except StoreUnavailable:
-            connection.close()
-            lock.release()
-            raise
         return SessionWriter(
             connection,
             self._path,
