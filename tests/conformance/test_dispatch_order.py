@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from raw_core import hookimpl
@@ -399,3 +400,23 @@ async def test_a_signal_cancelled_before_the_call_runs_nothing(
     )
     assert result.code == "cancelled"
     assert log == []
+
+
+async def test_a_scope_attached_to_a_signal_is_cancelled_until_detached() -> None:
+    signal = CancellationSignal()
+    with anyio.CancelScope() as kept:
+        signal.attach(kept)
+        signal.detach(kept)
+        signal.cancel("stop")
+        await anyio.lowlevel.checkpoint()
+    assert not kept.cancel_called
+    with anyio.CancelScope() as stopped:
+        signal.attach(stopped)  # already fired: cancelled at once
+        await anyio.sleep(1)
+    assert stopped.cancelled_caught
+    fresh = CancellationSignal()
+    with anyio.CancelScope() as waiting:
+        fresh.attach(waiting)
+        fresh.cancel("later")
+        await anyio.sleep(1)
+    assert waiting.cancelled_caught
