@@ -56,7 +56,9 @@ The tree::
         ├── StoreTooNew               store_too_new
         ├── StorageFull               storage_full
         ├── StoreUnavailable          store_unavailable
-        └── InvalidCursor             invalid_cursor
+        ├── InvalidCursor             invalid_cursor
+        ├── RequestNotFound           request_not_found
+        └── RequestNotPending         request_not_pending
 
 Foreign exceptions (cattrs, fastjsonschema, re2, sqlite3, importlib) are translated into
 these at one seam each, with ``raise ... from exc``. ``docs/reference/errors.md`` has one
@@ -99,6 +101,8 @@ __all__ = [
     "ProviderUnavailable",
     "RateLimited",
     "RawError",
+    "RequestNotFound",
+    "RequestNotPending",
     "ResourceError",
     "SelectionError",
     "SessionLocked",
@@ -525,3 +529,15 @@ def all_error_classes() -> list[type[RawError]]:
             found.append(cls)
         stack[0:0] = subclasses
     return found
+
+
+class RequestNotFound(StoreError):
+    """No pending request (approval, interaction) of any session has the given id."""
+
+    code = "request_not_found"
+
+
+class RequestNotPending(StoreError):
+    """The request was already answered, expired or cancelled: the first answer stands."""
+
+    code = "request_not_pending"
