@@ -320,12 +320,10 @@ class SessionBackend(Protocol):
         appended later."""
         ...
 
-    async def wait_for_items(
-        self, session_id: str, cursor: str, *, timeout: float, limit: int = 100
-    ) -> DisplayPage:
-        """The page after ``cursor`` (oldest first) as soon as it holds an item, or an
-        empty page when ``timeout`` seconds pass first. Sees appends of writers in other
-        processes too."""
+    async def wait_for_items(self, session_id: str, cursor: str, *, limit: int = 100) -> DisplayPage:
+        """The page after ``cursor`` (oldest first) as soon as it holds an item; it waits
+        as long as it takes, so bound it with ``anyio.move_on_after``. Sees appends of
+        writers in other processes too."""
         ...
 
     async def read_context(self, session_id: str) -> tuple[Message, ...]:
@@ -366,9 +364,9 @@ class SessionBackend(Protocol):
         a request no longer pending is ``request_not_pending`` naming its state."""
         ...
 
-    async def wait_for_answer(self, request_id: str, *, timeout: float) -> PendingRequest:
-        """The request once it is no longer pending, or as it is when ``timeout`` seconds
-        pass first."""
+    async def wait_for_answer(self, request_id: str) -> PendingRequest:
+        """The request once it is no longer pending (answered in any process, expired or
+        cancelled); it waits as long as it takes, so bound it with ``anyio.move_on_after``."""
         ...
 
     async def aclose(self) -> None:
