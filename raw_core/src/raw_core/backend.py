@@ -163,6 +163,7 @@ class ModelOnly:
 DisplayEntry = ToolOutput | ApprovalEntry
 """The display-only entries a writer can append beside messages."""
 
+
 @attrs.frozen(kw_only=True)
 class DisplayItem:
     """One entry of the display history. ``seq`` is its position in the session (1 for
@@ -320,7 +321,9 @@ class SessionBackend(Protocol):
         appended later."""
         ...
 
-    async def wait_for_items(self, session_id: str, cursor: str, *, limit: int = 100) -> DisplayPage:
+    async def wait_for_items(
+        self, session_id: str, cursor: str, *, limit: int = 100
+    ) -> DisplayPage:
         """The page after ``cursor`` (oldest first) as soon as it holds an item; it waits
         as long as it takes, so bound it with ``anyio.move_on_after``. Sees appends of
         writers in other processes too."""
