@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from raw_core.results import BatchResult, ToolResult
     from raw_core.scripted import ReplayProvider, Reply, ScriptedProvider
     from raw_core.skills import Skill, SkillService
-    from raw_core.store import AsyncSessionStore, SessionStore
+    from raw_core.store import SessionStore, SqliteBackend
     from raw_core.variables import VarService
 
 __version__ = "0.1.0"
@@ -69,7 +69,7 @@ _EXPORTS: dict[str, str] = {
     "Provider": "raw_core.provider",
     "ProviderRecord": "raw_core.provider",
     "SessionStore": "raw_core.store",
-    "AsyncSessionStore": "raw_core.store",
+    "SqliteBackend": "raw_core.store",
     "ApprovalRequest": "raw_core.calls",
     "CallInfo": "raw_core.calls",
     "CancellationSignal": "raw_core.calls",
@@ -130,7 +130,6 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "ApprovalRequest",
-    "AsyncSessionStore",
     "BatchResult",
     "CallInfo",
     "CancellationSignal",
@@ -161,6 +160,7 @@ __all__ = [
     "SessionStore",
     "Skill",
     "SkillService",
+    "SqliteBackend",
     "ToolCall",
     "ToolContext",
     "ToolDefinition",

@@ -7,14 +7,14 @@ import os
 import sqlite3
 import stat
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
 import platformdirs
 import pytest
 
-from raw_core.errors import StoreCorrupt, StoreTooNew, StoreUnavailable
+from raw_core.errors import SessionNotFound, StoreCorrupt, StoreTooNew, StoreUnavailable
 from raw_core.store import (
     MESSAGE_FORMAT,
     Message,
@@ -25,9 +25,9 @@ from raw_core.store import (
     dumps_message,
 )
 from raw_core.store._schema import (
-    _STEP_1,
     APPLICATION_ID,
     FILE_NAME,
+    OLDER_FILE_NAMES,
     SCHEMA_VERSION,
     SQLITE_PAGE_SIZE,
 )
@@ -113,23 +113,58 @@ def test_the_default_location_is_the_user_state_dir(
         assert store.path == tmp_path / "xdg" / "raw" / FILE_NAME
 
 
-def test_an_older_database_is_left_untouched_and_new_sessions_go_to_a_new_file(
+def write_v1_store(path: Path) -> str:
+    """A store as the previous layout (``sessions-v1.sqlite3``, schema 2) left it, in WAL
+    mode with its WAL still beside it; returns the id of its one session."""
+    session_id = "0" * 32
+    body = dumps_message(UserMessage.from_text("from an older raw")).replace("'", "''")
+    make_db(
+        path,
+        "PRAGMA journal_mode = WAL",
+        "CREATE TABLE sessions (key INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,"
+        " title TEXT NOT NULL, created_at INTEGER NOT NULL, last_activity INTEGER NOT NULL,"
+        " state TEXT NOT NULL DEFAULT '{}', context_from INTEGER NOT NULL DEFAULT 0,"
+        " summary_format INTEGER, summary_body TEXT)",
+        "CREATE TABLE display (seq INTEGER PRIMARY KEY, created_at INTEGER NOT NULL,"
+        " format INTEGER NOT NULL, body TEXT NOT NULL)",
+        "INSERT INTO sessions (id, title, created_at, last_activity)"
+        f" VALUES ('{session_id}', 'old', 1, 2)",
+        f"INSERT INTO display VALUES ({(1 << 32) + 1}, 1, {MESSAGE_FORMAT}, '{body}')",
+        f"PRAGMA application_id = {APPLICATION_ID}",
+        "PRAGMA user_version = 2",
+    )
+    return session_id
+
+
+def test_an_older_layouts_file_is_never_opened_and_its_sessions_are_not_listed(
     tmp_path: Path,
 ) -> None:
     folder = tmp_path / "state"
     folder.mkdir()
-    old = folder / "sessions-v0.sqlite3"
-    make_db(old, "CREATE TABLE conversations (id TEXT)", "INSERT INTO conversations VALUES ('x')")
+    assert OLDER_FILE_NAMES == ("sessions-v1.sqlite3",)
+    old = folder / "sessions-v1.sqlite3"
+    old_id = write_v1_store(old)
     before = snapshot(folder)
-    mtime = old.stat().st_mtime_ns
+    mtimes = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
     with SessionStore.open(folder) as store:
-        store.create("new")
-        assert store.path.name == FILE_NAME
+        new = store.create("new")
+        with store.open_writer(new.id) as writer:
+            writer.append([UserMessage.from_text("hello")])
+            writer.end_turn()
+        assert store.path.name == FILE_NAME != old.name
         assert [s.title for s in store.list_sessions()] == ["new"]
+        with pytest.raises(SessionNotFound):
+            store.info(old_id)
     after = snapshot(folder)
-    assert after["sessions-v0.sqlite3"] == before["sessions-v0.sqlite3"]
-    assert old.stat().st_mtime_ns == mtime
+    assert {name: after[name] for name in before} == before  # byte for byte
+    assert {
+        path.name: path.stat().st_mtime_ns for path in folder.iterdir() if path.name in mtimes
+    } == mtimes
     assert FILE_NAME in after
+    # an older raw still reads its file as it was
+    with closing(sqlite3.connect(old)) as connection:
+        assert connection.execute("SELECT title FROM sessions").fetchall() == [("old",)]
+        assert connection.execute("PRAGMA user_version").fetchone() == (2,)
 
 
 @pytest.mark.parametrize("journal", ["DELETE", "WAL"])
@@ -196,85 +231,3 @@ def test_reopening_keeps_every_session(tmp_path: Path) -> None:
     with SessionStore.open(tmp_path / "state") as store:
         assert store.info(session.id).title == "kept"
         assert store.open_reader(session.id).read_context() == (UserMessage.from_text("hello"),)
-
-
-def write_first_layout(path: Path) -> None:
-    """A file as the first schema (step 1) left it: display rows numbered across the file,
-    three sessions' rows interleaved, two of them compacted."""
-
-    def row(seq: int, session: str, text: str) -> str:
-        body = dumps_message(UserMessage.from_text(text)).replace("'", "''")
-        return (
-            "INSERT INTO display (seq, session_id, created_at, format, body)"
-            f" VALUES ({seq}, '{session}', {seq}, {MESSAGE_FORMAT}, '{body}')"
-        )
-
-    summary = dumps_message(UserMessage.from_text("summary of b")).replace("'", "''")
-    make_db(
-        path,
-        *_STEP_1,
-        "INSERT INTO sessions (id, title, created_at, last_activity, state, context_from)"
-        " VALUES ('a' || printf('%031d', 0), 'first', 1, 50, '{\"k\":1}', 4)",
-        "INSERT INTO sessions (id, title, created_at, last_activity, context_from,"
-        f" summary_format, summary_body) VALUES ('b' || printf('%031d', 0), 'second', 2, 60,"
-        f" 7, {MESSAGE_FORMAT}, '{summary}')",
-        "INSERT INTO sessions (id, title, created_at, last_activity)"
-        " VALUES ('c' || printf('%031d', 0), 'empty', 3, 3)",
-        row(1, "a" + "0" * 31, "a1"),
-        row(2, "b" + "0" * 31, "b1"),
-        row(3, "a" + "0" * 31, "a2"),
-        row(4, "a" + "0" * 31, "a3"),
-        row(5, "b" + "0" * 31, "b2"),
-        row(6, "a" + "0" * 31, "a4"),
-        f"PRAGMA application_id = {APPLICATION_ID}",
-        "PRAGMA user_version = 1",
-        "PRAGMA journal_mode = WAL",
-    )
-
-
-def test_a_file_of_the_first_layout_is_brought_forward_with_every_message(
-    tmp_path: Path,
-) -> None:
-    folder = tmp_path / "state"
-    folder.mkdir()
-    write_first_layout(folder / FILE_NAME)
-    a, b, c = ("a" + "0" * 31, "b" + "0" * 31, "c" + "0" * 31)
-
-    def texts(messages: Iterable[Message]) -> list[str]:
-        return [message_text(m) for m in messages]
-
-    with SessionStore.open(folder) as store:
-        assert [(s.id, s.title) for s in store.list_sessions()] == [
-            (b, "second"),
-            (a, "first"),
-            (c, "empty"),
-        ]
-        page = store.open_reader(a).page_display()
-        assert [(i.seq, message_text(i.message)) for i in page.items] == [
-            (1, "a1"),
-            (2, "a2"),
-            (3, "a3"),
-            (4, "a4"),
-        ]
-        # a was compacted from its row 4 ("a3") on; b had every row replaced by a summary.
-        assert texts(store.open_reader(a).read_context()) == ["a3", "a4"]
-        assert texts(store.open_reader(b).read_context()) == ["summary of b"]
-        assert texts(store.open_reader(c).read_context()) == []
-        assert store.open_reader(a).state() == {"k": 1}
-        with store.open_writer(b) as writer:
-            writer.append([UserMessage.from_text("b3")])
-        assert texts(store.open_reader(b).read_context()) == ["summary of b", "b3"]
-        assert [i.seq for i in store.open_reader(b).page_display().items] == [1, 2, 3]
-        store.delete(a)
-        assert texts(store.open_reader(b).read_context()) == ["summary of b", "b3"]
-    with closing(sqlite3.connect(folder / FILE_NAME)) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
-        assert connection.execute("SELECT count(*) FROM display").fetchone() == (3,)
-        names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
-        assert "display_by_session" not in names
-        assert {"sessions_by_activity", "sessions_delete_display"} <= names
-        # keys continue after the migrated ones, never reusing one
-        assert connection.execute("SELECT name, seq FROM sqlite_sequence").fetchall() == [
-            ("sessions", 3)
-        ]
-        assert connection.execute("PRAGMA page_size").fetchone() == (4096,)  # as it was made

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from raw_core.store import SessionStore, TextBlock, UserMessage
+from raw_core.store._schema import FILE_NAME
 
 PROC = Path(__file__).with_name("store_proc.py")
 TURN_SIZE = 3
@@ -95,7 +96,7 @@ def test_a_killed_writer_loses_no_committed_message(state: Path, session_id: str
             assert proc.returncode == -signal.SIGKILL
             reported.extend(int(line) for line in rest.split())
 
-        with closing(sqlite3.connect(state / "sessions-v1.sqlite3")) as raw:
+        with closing(sqlite3.connect(state / FILE_NAME)) as raw:
             assert raw.execute("PRAGMA quick_check").fetchone() == ("ok",)
         with SessionStore.open(state) as store:
             texts = read_all(store, session_id)

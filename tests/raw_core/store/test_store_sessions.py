@@ -36,8 +36,8 @@ from raw_core.store import (
     ToolResultMessage,
     UserMessage,
     VarPlaceholder,
+    _rows,
 )
-from raw_core.store import store as store_module
 from raw_core.store._schema import MAX_KEY
 
 
@@ -51,7 +51,7 @@ def raw_connection(store: SessionStore) -> closing[sqlite3.Connection]:
     return closing(sqlite3.connect(store.path, isolation_level=None))
 
 
-def text(message: Message) -> str:
+def text(message: Message | None) -> str:
     if isinstance(message, AssistantMessage):
         return message.text
     assert isinstance(message, UserMessage)
@@ -298,10 +298,10 @@ def test_page_size_is_bounded(store: SessionStore, limit: int) -> None:
 @pytest.mark.parametrize(
     ("query", "parameters"),
     [
-        (store_module._PAGE_OLDEST_FIRST, (1 << 32, 2 << 32, 10)),
-        (store_module._PAGE_NEWEST_FIRST, (2 << 32, 1 << 32, 10)),
-        (store_module._CONTEXT_TAIL, (1 << 32, 2 << 32)),
-        (store_module._LAST_SEQ_IN, (1 << 32, 1 << 32, 2 << 32)),
+        (_rows.PAGE_OLDEST_FIRST, (1 << 32, 2 << 32, 10)),
+        (_rows.PAGE_NEWEST_FIRST, (2 << 32, 1 << 32, 10)),
+        (_rows._CONTEXT_TAIL, (1 << 32, 2 << 32)),
+        (_rows._LAST_SEQ_IN, (1 << 32, 1 << 32, 2 << 32)),
         ("DELETE FROM display WHERE seq > ? AND seq < ?", (1 << 32, 2 << 32)),
     ],
 )
@@ -412,7 +412,8 @@ def test_whoever_deletes_a_session_row_deletes_its_messages(store: SessionStore)
 
 def test_the_last_session_key_works_and_then_the_store_is_full(store: SessionStore) -> None:
     with raw_connection(store) as raw:
-        raw.execute(f"UPDATE sqlite_sequence SET seq = {MAX_KEY - 1} WHERE name = 'sessions'")
+        raw.execute("DELETE FROM sqlite_sequence WHERE name = 'sessions'")
+        raw.execute(f"INSERT INTO sqlite_sequence (name, seq) VALUES ('sessions', {MAX_KEY - 1})")
     last = store.create()
     assert keys(store)[last.id] == MAX_KEY
     with store.open_writer(last.id) as writer:
@@ -465,11 +466,11 @@ def test_a_session_at_its_last_position_refuses_more_and_keeps_what_it_has(
         writer.append(users("first"))
     with raw_connection(store) as raw:  # as if 2**32 - 3 more messages had been appended
         raw.execute(
-            "INSERT INTO display (seq, created_at, format, body)"
-            " SELECT seq + (1 << 32) - 3, created_at, format, body FROM display"
+            "INSERT INTO display (seq, created_at, kind, format, body)"
+            " SELECT seq + (1 << 32) - 3, created_at, kind, format, body FROM display"
         )
     with store.open_writer(session.id) as writer:
-        with pytest.raises(StorageFull, match="most messages one session can") as caught:
+        with pytest.raises(StorageFull, match="most entries one session can") as caught:
             writer.append(users("a", "b"))
         assert caught.value.code == "storage_full"
         writer.append(users("last"))
@@ -490,7 +491,7 @@ def test_end_turn_syncs_the_wal_and_the_store_its_folder_once(
         synced.append(os.readlink(f"/proc/self/fd/{fd}"))
         real_fsync(fd)
 
-    monkeypatch.setattr("raw_core.store.store.os.fsync", recording_fsync)
+    monkeypatch.setattr("raw_core.store._durability.os.fsync", recording_fsync)
     wal, folder = f"{store.path}-wal", str(store.path.parent)
     with store.open_writer(session.id) as writer:
         assert synced == [folder]  # the WAL's name, before any turn
@@ -512,14 +513,14 @@ def test_a_failed_sync_is_store_unavailable_and_keeps_what_was_committed(
     def failing_fsync(fd: int) -> None:  # the disk reports an I/O error
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-    monkeypatch.setattr("raw_core.store.store.os.fsync", failing_fsync)
+    monkeypatch.setattr("raw_core.store._durability.os.fsync", failing_fsync)
     with pytest.raises(StoreUnavailable, match="syncing the session database") as opening:
         store.open_writer(session.id)  # the WAL's folder entry, once per store
     assert opening.value.code == "store_unavailable"
     monkeypatch.undo()
     with store.open_writer(session.id) as writer:  # the lock was released
         writer.append(users("kept"))
-        monkeypatch.setattr("raw_core.store.store.os.fsync", failing_fsync)
+        monkeypatch.setattr("raw_core.store._durability.os.fsync", failing_fsync)
         with pytest.raises(StoreUnavailable, match="may not survive a power loss"):
             writer.end_turn()
     assert display_texts(store, session.id) == ["kept"]
@@ -539,7 +540,7 @@ def test_a_folder_that_cannot_be_synced_does_not_stop_sessions(
         synced.append(target)
         real_fsync(fd)
 
-    monkeypatch.setattr("raw_core.store.store.os.fsync", fsync)
+    monkeypatch.setattr("raw_core.store._durability.os.fsync", fsync)
     session = store.create()
     with store.open_writer(session.id) as writer:
         writer.append(users("a"))
@@ -639,7 +640,12 @@ def test_the_expiry_is_configurable(tmp_path: Path) -> None:
 )
 def test_nonsense_options_are_refused(tmp_path: Path, options: dict[str, float]) -> None:
     with pytest.raises(ValueError, match="expected"):
-        SessionStore.open(tmp_path / "state", **options)
+        SessionStore.open(
+            tmp_path / "state",
+            expire_after_days=options.get("expire_after_days", 30),
+            lock_wait=options.get("lock_wait", 0),
+            busy_timeout=options.get("busy_timeout", 5),
+        )
 
 
 # --- deleting ----------------------------------------------------------------------------

@@ -1,20 +1,37 @@
 """The session store: raw's conversations in a private SQLite database.
 
 Each session keeps two streams: the display history (what the user saw, append-only, paged
-with opaque cursors) and the model context (what the next request sends; compaction
-replaces an older part with a summary). One writer per session across processes, readers
-never wait. See ``docs/sessions.md``.
+with opaque cursors: messages and display-only entries) and the model context (what the
+next request sends: messages and model-only messages; compaction replaces an older part
+with a summary). One writer per session across processes, readers never wait; pending
+requests are records any process can answer. See ``docs/sessions.md``.
 
+* :class:`SqliteBackend`: the async :class:`raw_core.backend.SessionBackend` on SQLite,
+  which keeps every long wait off the event loop (see :mod:`raw_core.store.backend`);
 * :class:`SessionStore` and its :class:`SessionReader` / :class:`SessionWriter`: the
-  synchronous core, the hot path;
-* :class:`AsyncSessionStore` and its readers and writers: the same operations for anyio
-  code (run inline, see :mod:`raw_core.store.async_store`);
-* :mod:`raw_core.store.messages`: the message records and their one JSON form.
+  synchronous core the backend runs on;
+* :mod:`raw_core.store.messages`: the message records and their one JSON form;
+  :mod:`raw_core.store.entries`: the display-only entries' JSON form and
+  :func:`tool_output_for`.
 """
 
 from __future__ import annotations
 
-from raw_core.store.async_store import AsyncSessionReader, AsyncSessionStore, AsyncSessionWriter
+from raw_core.backend import (
+    MAX_TOOL_OUTPUT_BYTES,
+    ApprovalAnswer,
+    ApprovalEntry,
+    DisplayItem,
+    DisplayPage,
+    ModelOnly,
+    PendingRequest,
+    SessionInfo,
+    SessionState,
+    ToolOutput,
+)
+from raw_core.store._ids import new_request_id
+from raw_core.store.backend import SQLITE_BACKEND, SqliteBackend, SqliteWriter
+from raw_core.store.entries import tool_output_for
 from raw_core.store.messages import (
     MESSAGE_FORMAT,
     AssistantMessage,
@@ -34,39 +51,38 @@ from raw_core.store.messages import (
     message_from_dict,
     message_to_dict,
 )
-from raw_core.store.store import (
-    DEFAULT_EXPIRE_AFTER_DAYS,
-    MAX_PAGE_SIZE,
-    DisplayItem,
-    DisplayPage,
-    SessionInfo,
-    SessionReader,
-    SessionStore,
-    SessionWriter,
-    default_store_directory,
-)
+from raw_core.store.reader import MAX_PAGE_SIZE, SessionReader
+from raw_core.store.store import DEFAULT_EXPIRE_AFTER_DAYS, SessionStore, default_store_directory
+from raw_core.store.writer import SessionWriter
 
 __all__ = [
     "DEFAULT_EXPIRE_AFTER_DAYS",
     "MAX_PAGE_SIZE",
+    "MAX_TOOL_OUTPUT_BYTES",
     "MESSAGE_FORMAT",
+    "SQLITE_BACKEND",
+    "ApprovalAnswer",
+    "ApprovalEntry",
     "AssistantMessage",
-    "AsyncSessionReader",
-    "AsyncSessionStore",
-    "AsyncSessionWriter",
     "ContentBlock",
     "DisplayItem",
     "DisplayPage",
     "ImageBlock",
     "JsonBlock",
     "Message",
+    "ModelOnly",
+    "PendingRequest",
     "ProviderPart",
     "SessionInfo",
     "SessionReader",
+    "SessionState",
     "SessionStore",
     "SessionWriter",
+    "SqliteBackend",
+    "SqliteWriter",
     "TextBlock",
     "ToolCall",
+    "ToolOutput",
     "ToolResultMessage",
     "UserBlock",
     "UserMessage",
@@ -76,4 +92,6 @@ __all__ = [
     "loads_message",
     "message_from_dict",
     "message_to_dict",
+    "new_request_id",
+    "tool_output_for",
 ]

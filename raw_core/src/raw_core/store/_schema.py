@@ -1,15 +1,15 @@
-"""Where the database file is, what its tables are, and which versions this raw can use.
+"""Where the database file is, what its tables are, and which files this raw uses.
 
-Two version numbers, two purposes:
+Raw does not convert old session data. The layout's version is in the file name
+(``sessions-v2.sqlite3``): a layout change gets a new file name, and the new file is
+created fresh with the one schema below. An older file (``sessions-v1.sqlite3``, written
+by an older raw) is never opened, so it stays exactly as it is and an older raw keeps
+reading it; new sessions go to the new file.
 
-* the file name (``sessions-v1.sqlite3``) changes only when a new raw cannot read the old
-  layout. An older file is then never opened, so it stays untouched, and new sessions go
-  to the new file (raw does not convert old session data);
-* ``PRAGMA user_version`` counts the steps applied within one file name. An older file is
-  brought forward in place, its data kept, in one transaction; a file whose version is
-  higher than :data:`SCHEMA_VERSION` was written by a newer raw and is refused with
-  :class:`StoreTooNew` without being modified. ``PRAGMA application_id`` marks the file
-  as raw's, so another program's database is :class:`StoreCorrupt`, never adopted.
+``PRAGMA application_id`` marks the file as raw's, so another program's database is
+:class:`StoreCorrupt`, never adopted. ``PRAGMA user_version`` is :data:`SCHEMA_VERSION`; a
+file of this name with a higher one was written by a newer raw and is refused with
+:class:`StoreTooNew` without being modified.
 
 The file's header is read directly before SQLite opens it: SQLite, even read-only, creates
 ``-wal`` and ``-shm`` files beside a WAL database, and read-write it may checkpoint on
@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import struct
-from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from raw_core.errors import StoreCorrupt, StoreTooNew, StoreUnavailable
@@ -29,8 +28,14 @@ from raw_core.store._sqlite import connect, sqlite_errors, write_transaction
 
 __all__ = [
     "APPLICATION_ID",
+    "CONTEXT_KINDS_END",
     "FILE_NAME",
+    "KIND_APPROVAL",
+    "KIND_MESSAGE",
+    "KIND_MODEL_ONLY",
+    "KIND_TOOL_OUTPUT",
     "MAX_KEY",
+    "OLDER_FILE_NAMES",
     "SCHEMA_VERSION",
     "SEQ_BITS",
     "SQLITE_PAGE_SIZE",
@@ -39,7 +44,9 @@ __all__ = [
     "seq_range",
 ]
 
-FILE_NAME = "sessions-v1.sqlite3"
+FILE_NAME = "sessions-v2.sqlite3"
+OLDER_FILE_NAMES = ("sessions-v1.sqlite3",)
+"""Files of older layouts; never opened (listed so tests and docs can name them)."""
 APPLICATION_ID = 0x72617731  # "raw1"
 
 SQLITE_PAGE_SIZE = 2048
@@ -47,38 +54,6 @@ SQLITE_PAGE_SIZE = 2048
 commit puts whole pages in the WAL, which ``end_turn`` then syncs: 2 KiB pages write half
 of what 4 KiB pages do for a short message, and the same for a long one (measured in
 benchmarks/README.md, "Session store"). A file keeps the page size it was made with."""
-
-# Each step is applied once, in order; step n takes user_version from n to n + 1. A step is
-# SQL statements, or a function of the connection for what plain SQL cannot say portably.
-#
-# Step 1 (kept so older files can be brought forward): display rows numbered across the
-# file, found through an index on (session_id, seq).
-_STEP_1 = (
-    """
-    CREATE TABLE sessions (
-        id TEXT PRIMARY KEY NOT NULL,
-        title TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        last_activity INTEGER NOT NULL,
-        state TEXT NOT NULL DEFAULT '{}',
-        context_from INTEGER NOT NULL DEFAULT 0,
-        summary_format INTEGER,
-        summary_body TEXT,
-        CHECK ((summary_format IS NULL) = (summary_body IS NULL))
-    )
-    """,
-    "CREATE INDEX sessions_by_activity ON sessions (last_activity)",
-    """
-    CREATE TABLE display (
-        seq INTEGER PRIMARY KEY,
-        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-        created_at INTEGER NOT NULL,
-        format INTEGER NOT NULL,
-        body TEXT NOT NULL
-    )
-    """,
-    "CREATE INDEX display_by_session ON display (session_id, seq)",
-)
 
 SEQ_BITS = 32
 """A session's display rows are numbered ``key << SEQ_BITS`` + 1, + 2, ..."""
@@ -94,25 +69,47 @@ def seq_range(key: int) -> tuple[int, int]:
     return low, low + (1 << SEQ_BITS)
 
 
-# Step 2, the current layout.
+# The row kinds of the display table. Kinds below CONTEXT_KINDS_END are in the model
+# context; the others are display-only, so a display-only kind a later raw adds never
+# reaches the model of an older one (which refuses it in a page as store_too_new).
+KIND_MESSAGE = 0
+"""A message: in the display history and the model context."""
+KIND_MODEL_ONLY = 1
+"""A message for the model context only; never paged."""
+KIND_TOOL_OUTPUT = 2
+"""A call's output as the user saw it (display only)."""
+KIND_APPROVAL = 3
+"""An approval request as it ended (display only)."""
+CONTEXT_KINDS_END = 2
+
+# The one layout of this file name; a change that an older raw cannot read gets a new name.
 #
 # sessions: ``key`` is a small number of the session's own, fixed for its life and never
-#   given to another session (AUTOINCREMENT); ``id`` is the stable id callers use.
-# display: the display history, append-only. A session's rows are numbered from its key:
-#   ``seq = key * 2**32 + n`` for its n-th message (n from 1), so they lie together in the
+#   given to another session (AUTOINCREMENT); ``id`` is the stable id callers use;
+#   ``state`` is the runtime state as a JSON object (see _state.py).
+# display: both streams, append-only. A session's rows are numbered from its key:
+#   ``seq = key * 2**32 + n`` for its n-th row (n from 1), so they lie together in the
 #   table's own b-tree: paging is a range scan of the primary key, and an append writes
 #   one page and no index (one index page per append cost a third of the commit).
+#   ``kind`` says which stream(s) a row belongs to (KIND_* above); it comes before
+#   ``body`` so the range scans filter on it without reading a long body's overflow pages.
 # The model context is not a table of its own: it is the session's compaction summary (if
 #   any: ``summary_format``/``summary_body`` on the sessions row) followed by the session's
-#   display rows from ``context_from`` on. Appending a message therefore writes one display
+#   context rows from ``context_from`` on. Appending a message therefore writes one display
 #   row and nothing else, and a compaction rewrites one sessions row.
-# ``format`` is the message format (messages.MESSAGE_FORMAT) of a body.
-_STEP_2_TABLES = (
+# ``format`` is the JSON form of a body: messages.MESSAGE_FORMAT for messages,
+#   entries.ENTRY_FORMAT for display-only entries.
+# requests: pending requests (approvals now), keyed by their own id, found per session
+#   through ``requests_by_session``. Answering one is a compare-and-set on ``state``.
+# Whoever deletes a session (raw, a person at the sqlite3 prompt) deletes its rows and
+#   requests through the trigger: none can outlive it.
+_SCHEMA = (
     f"""
-    CREATE TABLE sessions_v2 (
+    CREATE TABLE sessions (
         key INTEGER PRIMARY KEY AUTOINCREMENT CHECK (key BETWEEN 1 AND {MAX_KEY}),
         id TEXT NOT NULL UNIQUE,
         title TEXT NOT NULL,
+        cwd TEXT,
         created_at INTEGER NOT NULL,
         last_activity INTEGER NOT NULL,
         state TEXT NOT NULL DEFAULT '{{}}',
@@ -122,88 +119,43 @@ _STEP_2_TABLES = (
         CHECK ((summary_format IS NULL) = (summary_body IS NULL))
     )
     """,
+    "CREATE INDEX sessions_by_activity ON sessions (last_activity)",
     """
-    CREATE TABLE display_v2 (
+    CREATE TABLE display (
         seq INTEGER PRIMARY KEY,
         created_at INTEGER NOT NULL,
+        kind INTEGER NOT NULL,
         format INTEGER NOT NULL,
         body TEXT NOT NULL
     )
     """,
+    """
+    CREATE TABLE requests (
+        id TEXT PRIMARY KEY NOT NULL,
+        session_key INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        show TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        deadline INTEGER,
+        state TEXT NOT NULL
+            CHECK (state IN ('pending', 'approved', 'denied', 'expired', 'cancelled')),
+        answer TEXT,
+        answered_at INTEGER
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX requests_by_session ON requests (session_key, created_at)",
+    f"""
+    CREATE TRIGGER sessions_delete_rows AFTER DELETE ON sessions BEGIN
+        DELETE FROM display
+        WHERE seq > (old.key << {SEQ_BITS}) AND seq < ((old.key + 1) << {SEQ_BITS});
+        DELETE FROM requests WHERE session_key = old.key;
+    END
+    """,
 )
 
-
-def _cluster_display_by_session(connection: sqlite3.Connection) -> None:
-    """Step 2: give each session a key and renumber its display rows from it, keeping
-    their order and where the model context starts."""
-    for statement in _STEP_2_TABLES:
-        connection.execute(statement)
-    connection.execute(
-        "INSERT INTO sessions_v2 (id, title, created_at, last_activity, state, summary_format,"
-        " summary_body) SELECT id, title, created_at, last_activity, state, summary_format,"
-        " summary_body FROM sessions ORDER BY created_at, id"
-    )
-    sessions = connection.execute(
-        "SELECT new.key, new.id, old.context_from FROM sessions_v2 AS new"
-        " JOIN sessions AS old ON old.id = new.id ORDER BY new.key"
-    ).fetchall()
-    for key, session_id, context_from in sessions:
-        connection.execute(
-            "UPDATE sessions_v2 SET context_from = ? WHERE key = ?",
-            (_renumber(connection, key, session_id, context_from), key),
-        )
-    for statement in (
-        "DROP TABLE display",
-        "DROP TABLE sessions",
-        "ALTER TABLE sessions_v2 RENAME TO sessions",
-        "ALTER TABLE display_v2 RENAME TO display",
-        "CREATE INDEX sessions_by_activity ON sessions (last_activity)",
-        # Whoever deletes a session (an older raw still running, a person at the sqlite3
-        # prompt) deletes its display rows: none can outlive it.
-        f"""
-        CREATE TRIGGER sessions_delete_display AFTER DELETE ON sessions BEGIN
-            DELETE FROM display
-            WHERE seq > (old.key << {SEQ_BITS}) AND seq < ((old.key + 1) << {SEQ_BITS});
-        END
-        """,
-    ):
-        connection.execute(statement)
-
-
-def _renumber(connection: sqlite3.Connection, key: int, session_id: str, context_from: int) -> int:
-    """Copy one session's step-1 display rows into ``display_v2``, numbered from its key
-    in their order (streamed: a session may be large); return its new ``context_from``."""
-    low, _ = seq_range(key)
-    count = 0
-    new_from = 0
-
-    def renumbered(
-        rows: Iterable[tuple[int, int, int, str]],
-    ) -> Iterator[tuple[int, int, int, str]]:
-        nonlocal count, new_from
-        for old_seq, created_at, fmt, body in rows:
-            count += 1
-            if not new_from and old_seq >= context_from:
-                new_from = low + count
-            yield low + count, created_at, fmt, body
-
-    connection.executemany(
-        "INSERT INTO display_v2 (seq, created_at, format, body) VALUES (?, ?, ?, ?)",
-        renumbered(
-            connection.execute(
-                "SELECT seq, created_at, format, body FROM display WHERE session_id = ?"
-                " ORDER BY seq",
-                (session_id,),
-            )
-        ),
-    )
-    return new_from or low + count + 1  # every row replaced: the context starts after them
-
-
-_Step = tuple[str, ...] | Callable[[sqlite3.Connection], None]
-_STEPS: tuple[_Step, ...] = (_STEP_1, _cluster_display_by_session)
-
-SCHEMA_VERSION = len(_STEPS)
+SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` of a file of this name. Only a newer raw writes a higher one."""
 
 
 def ensure_private_dir(path: Path) -> None:
@@ -283,34 +235,34 @@ def _check_version(path: Path, application_id: int, version: int, *, has_schema:
             f"to {SCHEMA_VERSION}); it is left untouched: upgrade raw to use it",
             path=str(path),
         )
-    if version < 1:
+    if version < SCHEMA_VERSION:
         raise StoreCorrupt(
-            "expected a raw session database with a schema version, found none",
+            f"expected a raw session database of schema {SCHEMA_VERSION}, found "
+            + ("none" if version == 0 else f"schema {version}"),
             path=str(path),
         )
     return int(version)
 
 
-def _bring_forward(connection: sqlite3.Connection, path: Path) -> None:
-    """Apply the missing steps in one transaction (re-read inside it: another process may
-    have done it first)."""
+def _create(connection: sqlite3.Connection, path: Path) -> None:
+    """Create the schema in a new, empty file, in one transaction (re-read inside it:
+    another process may have done it first)."""
     with write_transaction(connection, path):
-        current = _read_version(connection, path)
-        for step in _STEPS[current:]:
-            if callable(step):
-                step(connection)
-            else:
-                for statement in step:
-                    connection.execute(statement)
-        if current < SCHEMA_VERSION:
-            connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        if _read_version(connection, path) == SCHEMA_VERSION:
+            return
+        for statement in _SCHEMA:
+            connection.execute(statement)
+        connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def open_database(directory: Path, *, busy_timeout: float) -> tuple[Path, sqlite3.Connection]:
+def open_database(
+    directory: Path, *, busy_timeout: float, any_thread: bool = False
+) -> tuple[Path, sqlite3.Connection]:
     """Open (creating if needed) the session database in ``directory``.
 
-    Returns its path and a configured read-write connection in WAL mode.
+    Returns its path and a configured read-write connection in WAL mode (usable from any
+    thread, one at a time, when ``any_thread``).
     """
     ensure_private_dir(directory)
     path = directory / FILE_NAME
@@ -318,7 +270,7 @@ def open_database(directory: Path, *, busy_timeout: float) -> tuple[Path, sqlite
     _check_header(path)
     if os.stat(path).st_mode & 0o077:
         os.chmod(path, 0o600)
-    connection = connect(path, busy_timeout=busy_timeout)
+    connection = connect(path, busy_timeout=busy_timeout, any_thread=any_thread)
     try:
         version = _read_version(connection, path)  # the header may predate the WAL's content
         with sqlite_errors(path):
@@ -331,8 +283,8 @@ def open_database(directory: Path, *, busy_timeout: float) -> tuple[Path, sqlite
                 f"{directory} does not support it",
                 path=str(path),
             )
-        if version < SCHEMA_VERSION:
-            _bring_forward(connection, path)
+        if version == 0:
+            _create(connection, path)
     except BaseException:
         connection.close()
         raise

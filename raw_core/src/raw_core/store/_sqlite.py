@@ -3,9 +3,13 @@
 
 Every connection: autocommit mode (``isolation_level=None``) so transactions are explicit,
 ``busy_timeout`` and ``synchronous=NORMAL`` (both are per connection, so each connection
-sets them). Writers open with ``BEGIN IMMEDIATE``: a
-deferred ``BEGIN`` that reads and then writes fails at once with ``SQLITE_BUSY_SNAPSHOT``
-whatever ``busy_timeout`` says.
+sets them), and no automatic checkpoint: SQLite's auto-checkpoint runs inside whichever
+commit crosses its threshold and syncs the file, which can take many milliseconds on the
+thread that commits (the event loop's, for the async backend). The store checkpoints
+itself at the end of a turn instead (see ``writer.py``), and ``journal_size_limit`` lets
+the WAL file shrink back to :data:`WAL_LIMIT` after a checkpoint, so its size tells when
+the next one is due. Writers open with ``BEGIN IMMEDIATE``: a deferred ``BEGIN`` that reads
+and then writes fails at once with ``SQLITE_BUSY_SNAPSHOT`` whatever ``busy_timeout`` says.
 """
 
 from __future__ import annotations
@@ -18,7 +22,21 @@ from types import TracebackType
 
 from raw_core.errors import StorageFull, StoreCorrupt, StoreUnavailable
 
-__all__ = ["connect", "read_transaction", "sqlite_errors", "translate", "write_transaction"]
+__all__ = [
+    "WAL_LIMIT",
+    "connect",
+    "is_busy",
+    "read_transaction",
+    "set_busy_timeout",
+    "sqlite_errors",
+    "translate",
+    "write_transaction",
+]
+
+WAL_LIMIT = 4 * 1024 * 1024
+"""Bytes of WAL past which ``end_turn`` checkpoints (and to which the WAL file shrinks
+after one). A passive checkpoint of this much takes a few milliseconds, off the event
+loop; measured in benchmarks/README.md, "Session store"."""
 
 _CORRUPT = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
@@ -71,16 +89,45 @@ class sqlite_errors:  # lower case: used like a function, ``with sqlite_errors(p
                 raise translated from exc
 
 
-def connect(path: Path, *, busy_timeout: float, read_only: bool = False) -> sqlite3.Connection:
-    """A configured connection to the existing file ``path`` (never creates it)."""
+def is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` (a store error or a ``sqlite3`` error) says another connection held
+    the lock SQLite needed (``SQLITE_BUSY`` and its extended codes)."""
+    if isinstance(exc, StoreUnavailable):
+        return str(exc.context.get("sqlite_error") or "").startswith("SQLITE_BUSY")
+    return (
+        isinstance(exc, sqlite3.Error)
+        and getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
+    )
+
+
+def set_busy_timeout(connection: sqlite3.Connection, seconds: float) -> None:
+    """How long SQLite waits for another connection's lock before ``SQLITE_BUSY``."""
+    connection.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+
+
+def connect(
+    path: Path, *, busy_timeout: float, read_only: bool = False, any_thread: bool = False
+) -> sqlite3.Connection:
+    """A configured connection to the existing file ``path`` (never creates it).
+
+    ``any_thread``: the connection may be used from any thread, one at a time (SQLite
+    serializes the calls; the store never shares one between two threads at once).
+    """
     uri = f"{path.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}"
     with sqlite_errors(path):
         connection = sqlite3.connect(
-            uri, uri=True, timeout=busy_timeout, isolation_level=None, cached_statements=64
+            uri,
+            uri=True,
+            timeout=busy_timeout,
+            isolation_level=None,
+            cached_statements=64,
+            check_same_thread=not any_thread,
         )
         try:
-            connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            set_busy_timeout(connection, busy_timeout)
             connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA wal_autocheckpoint = 0")
+            connection.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT}")
         except BaseException:
             connection.close()
             raise

@@ -1,4 +1,4 @@
-"""The async facade, under anyio."""
+"""The SQLite backend under anyio: a turn, writers waiting for each other, delete and prune."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from pathlib import Path
 import anyio
 import pytest
 
+from raw_core.backend import SessionBackend, SessionState
 from raw_core.errors import SessionLocked, SessionNotFound
 from raw_core.store import (
     AssistantMessage,
-    AsyncSessionStore,
     Message,
     SessionStore,
+    SqliteBackend,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -31,14 +32,17 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[AsyncSessionStore]:
-    async with AsyncSessionStore.open(tmp_path / "state") as opened:
+async def store(tmp_path: Path) -> AsyncIterator[SqliteBackend]:
+    async with await SqliteBackend.open(tmp_path / "state") as opened:
         yield opened
 
 
 @pytest.mark.anyio
-async def test_a_turn_through_the_async_api(store: AsyncSessionStore) -> None:
-    session = await store.create("async")
+async def test_a_turn_through_the_async_api(store: SqliteBackend) -> None:
+    assert isinstance(store, SessionBackend)
+    assert store.name == "sqlite"
+    session = await store.create(title="async", cwd="/work")
+    assert session.cwd == "/work"
     turn: list[Message] = [
         UserMessage.from_text("what is the key?"),
         AssistantMessage(tool_calls=(ToolCall(id="c1", name="read_var", arguments="{}"),)),
@@ -50,26 +54,24 @@ async def test_a_turn_through_the_async_api(store: AsyncSessionStore) -> None:
         await writer.append(turn[:2])
         await writer.append(turn[2:])
         await writer.end_turn()
-        await writer.set_title("renamed")
+        await writer.set_state(SessionState(title="renamed", cwd="/work"))
         assert await writer.read_context() == tuple(turn)
         await writer.compact(UserMessage.from_text("summary"), replace_first=3)
-    reader = await store.open_reader(session.id)
-    assert await reader.read_context() == (UserMessage.from_text("summary"), turn[3])
-    page = await reader.page_display(limit=3)
+    assert await store.read_context(session.id) == (UserMessage.from_text("summary"), turn[3])
+    page = await store.page(session.id, limit=3)
     assert [item.message for item in page.items] == turn[:3]
-    rest = await reader.page_display(page.next_cursor, limit=3)
+    rest = await store.page(session.id, page.next_cursor, limit=3)
     assert [item.message for item in rest.items] == turn[3:]
-    assert (await reader.page_display(await reader.tail_cursor())).items == ()
-    info = await reader.info()
-    assert info.title == "renamed"
+    assert (await store.page(session.id, await store.tail_cursor(session.id))).items == ()
+    info = await store.info(session.id)
+    assert (info.title, info.cwd) == ("renamed", "/work")
     assert [s.id for s in await store.list_sessions()] == [session.id]
-    assert await store.info(session.id) == info
-    assert store.path == store.sync.path
+    assert store.path == store.store.path
 
 
 @pytest.mark.anyio
 async def test_a_waiting_writer_gets_the_session_once_the_first_lets_go(
-    store: AsyncSessionStore,
+    store: SqliteBackend,
 ) -> None:
     session = await store.create()
     order: list[str] = []
@@ -94,13 +96,12 @@ async def test_a_waiting_writer_gets_the_session_once_the_first_lets_go(
         group.start_soon(first)
         group.start_soon(second)
     assert order == ["first has it", "first let go", "second has it"]
-    reader = await store.open_reader(session.id)
-    texts = [item.message for item in (await reader.page_display()).items]
+    texts = [item.message for item in (await store.page(session.id)).items]
     assert texts == [UserMessage.from_text("first"), UserMessage.from_text("second")]
 
 
 @pytest.mark.anyio
-async def test_a_writer_waiting_too_long_is_locked_out(store: AsyncSessionStore) -> None:
+async def test_a_writer_waiting_too_long_is_locked_out(store: SqliteBackend) -> None:
     session = await store.create()
     async with store.open_writer(session.id):
         with anyio.fail_after(2):
@@ -113,11 +114,11 @@ async def test_a_writer_waiting_too_long_is_locked_out(store: AsyncSessionStore)
 
 
 @pytest.mark.anyio
-async def test_delete_and_prune(store: AsyncSessionStore) -> None:
+async def test_delete_and_prune(store: SqliteBackend) -> None:
     gone, idle = await store.create(), await store.create()
     await store.delete(gone.id)
     with pytest.raises(SessionNotFound) as caught:
-        await store.open_reader(gone.id)
+        await store.page(gone.id)
     assert caught.value.code == "session_not_found"
     assert await store.prune(idle.last_activity + timedelta(days=29)) == ()
     assert await store.prune(idle.last_activity + timedelta(days=31)) == (idle.id,)
@@ -125,9 +126,10 @@ async def test_delete_and_prune(store: AsyncSessionStore) -> None:
 
 
 @pytest.mark.anyio
-async def test_the_facade_wraps_an_open_sync_store(tmp_path: Path) -> None:
-    core = SessionStore.open(tmp_path / "state")
-    store = AsyncSessionStore(core)
+async def test_the_backend_runs_on_an_open_sync_store(tmp_path: Path) -> None:
+    core = SessionStore.open(tmp_path / "state", any_thread=True)
+    store = SqliteBackend(core)
     session = await store.create()
     assert core.info(session.id) == session
     await store.aclose()
+    await store.aclose()  # idempotent
