@@ -17,6 +17,7 @@ PACKAGES = [
     "raw_core.manifest",
     "raw_core.loader",
     "raw_core.registry",
+    "raw_core.sources",
     "raw_core.plugins",
     "raw_core.identity",
     "raw_core.agent",

@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from raw_core.agent import Agent, load_agent
+    from raw_core.agent import Agent, load_agent, open_agent
     from raw_core.calls import (
         ApprovalRequest,
         CallInfo,
@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     )
     from raw_core.config import (
         AgentConfig,
+        BackendConfig,
         Config,
+        ConfigSection,
         ModelConfig,
         Predicate,
         Rule,
@@ -43,10 +45,11 @@ if TYPE_CHECKING:
     from raw_core.plugins import PluginHost, ToolFolder
     from raw_core.policy import Decision, Policy
     from raw_core.provider import ModelRequest, ModelTool, Provider, ProviderRecord
-    from raw_core.registry import Registry, ToolDefinition, ToolSources, user_tools_dir
+    from raw_core.registry import Registry, ToolDefinition, user_tools_dir
     from raw_core.results import BatchResult, ToolResult
     from raw_core.scripted import ReplayProvider, Reply, ScriptedProvider
     from raw_core.skills import Skill, SkillService
+    from raw_core.sources import SourceContext, ToolSource, ToolSourceRecord
     from raw_core.store import SessionStore, SqliteBackend
     from raw_core.variables import VarService
 
@@ -86,6 +89,12 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "raw_core.results",
     "Agent": "raw_core.agent",
     "load_agent": "raw_core.agent",
+    "open_agent": "raw_core.agent",
+    "BackendConfig": "raw_core.config",
+    "ConfigSection": "raw_core.config",
+    "SourceContext": "raw_core.sources",
+    "ToolSource": "raw_core.sources",
+    "ToolSourceRecord": "raw_core.sources",
     "AgentConfig": "raw_core.config",
     "Config": "raw_core.config",
     "ModelConfig": "raw_core.config",
@@ -108,7 +117,6 @@ _EXPORTS: dict[str, str] = {
     "ToolFolder": "raw_core.plugins",
     "Registry": "raw_core.registry",
     "ToolDefinition": "raw_core.registry",
-    "ToolSources": "raw_core.registry",
     "user_tools_dir": "raw_core.registry",
 }
 
@@ -130,10 +138,12 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "ApprovalRequest",
+    "BackendConfig",
     "BatchResult",
     "CallInfo",
     "CancellationSignal",
     "Config",
+    "ConfigSection",
     "Decision",
     "Dispatcher",
     "FrozenDict",
@@ -160,6 +170,7 @@ __all__ = [
     "SessionStore",
     "Skill",
     "SkillService",
+    "SourceContext",
     "SqliteBackend",
     "ToolCall",
     "ToolContext",
@@ -169,7 +180,8 @@ __all__ = [
     "ToolLoader",
     "ToolManifest",
     "ToolResult",
-    "ToolSources",
+    "ToolSource",
+    "ToolSourceRecord",
     "ToolsConfig",
     "VarDefinition",
     "VarService",
@@ -180,6 +192,7 @@ __all__ = [
     "hookimpl",
     "load_agent",
     "load_config",
+    "open_agent",
     "parse_config",
     "parse_identity",
     "parse_manifest",

@@ -5,37 +5,59 @@ tools.rules, max_steps, max_output_bytes, handler_timeout_ms), model definitions
 ``default_agent``. Every key is validated and unknown keys are rejected, with the JSON path
 of the field in the error. Deeper checks that need the selected tools (a rule's predicate
 against a tool's schema) happen when the agent's tools are loaded.
+
+raw validates the keys it owns (:data:`CORE_SECTIONS`). A plug-in claims another top-level
+key with a :class:`ConfigSection` (``raw_register_config_sections``); given a plug-in host,
+:func:`parse_config` hands the key's value to the plug-in's validator and keeps what it
+returns in :attr:`Config.sections`. A key nobody claims is still ``config_invalid``.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Final, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
+from raw_core._config_checks import (
+    SQLITE_OPTIONS,
+    backend_problems,
+    explain_unknown,
+    reference_problems,
+    validated,
+    value_problems,
+)
 from raw_core._convert import (
     FieldProblem,
     FieldValueError,
     StructureFailed,
+    json_kind,
     make_converter,
     structure,
 )
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.errors import ConfigInvalid, ConfigNotFound
-from raw_core.identity import parse_identity
+from raw_core.frozen import FrozenDict, freeze
+
+if TYPE_CHECKING:
+    from raw_core.plugins import PluginHost
 
 __all__ = [
+    "CORE_SECTIONS",
     "DEFAULT_HANDLER_TIMEOUT_MS",
     "DEFAULT_MAX_OUTPUT_BYTES",
     "DEFAULT_MAX_STEPS",
+    "SQLITE_OPTIONS",
     "AgentConfig",
+    "BackendConfig",
     "Config",
+    "ConfigSection",
     "ModelConfig",
     "Predicate",
     "Rule",
@@ -54,9 +76,6 @@ DEFAULT_MAX_STEPS: Final = 50
 DEFAULT_MAX_OUTPUT_BYTES: Final = 8192
 DEFAULT_HANDLER_TIMEOUT_MS: Final = 600_000
 MAX_CONFIG_BYTES: Final = 4 * 1024 * 1024
-MAX_EXPIRY_DAYS: Final = 36_500  # a century: past that, dates overflow
-MAX_VAR_TIMEOUT_MS: Final = 600_000  # ten minutes, as for a bash command
-_VAR_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Effect = Literal["allow", "ask", "deny"]
 
@@ -160,10 +179,38 @@ class SkillsConfig:
 
 
 @attrs.frozen(kw_only=True)
+class BackendConfig:
+    """``sessions.backend``: which session backend stores the sessions, and its options.
+
+    ``type`` is ``sqlite`` (raw's own, the default) or the name of a backend a plug-in
+    registers (``raw_register_session_backends``); ``options`` are the object's other keys,
+    frozen. SQLite takes one option, ``directory`` (a string: where its files live).
+    """
+
+    type: str = "sqlite"
+    options: Mapping[str, Any] = attrs.field(factory=FrozenDict)
+
+
+@attrs.frozen(kw_only=True)
 class SessionsConfig:
-    """Session store settings."""
+    """Session settings: expiry and the backend that stores them."""
 
     expire_after_days: float = 30
+    backend: BackendConfig = attrs.field(factory=BackendConfig)
+
+
+@attrs.frozen(kw_only=True)
+class ConfigSection:
+    """A top-level config key a plug-in claims (``raw_register_config_sections``).
+
+    ``validate(value, field)`` gets the key's JSON value and its path (``$.<name>``); it
+    returns the parsed value, which :attr:`Config.sections` then holds, or raises
+    :class:`raw_core.errors.ConfigInvalid` with a ``field`` below ``$.<name>``. Any other
+    exception is reported as a ``config_invalid`` naming the plug-in.
+    """
+
+    name: str
+    validate: Callable[[Any, str], Any]
 
 
 @attrs.frozen(kw_only=True)
@@ -187,6 +234,10 @@ class AgentConfig:
     handler_timeout_ms: int = DEFAULT_HANDLER_TIMEOUT_MS
 
 
+def _read_only(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value))
+
+
 @attrs.frozen(kw_only=True)
 class Config:
     """A loaded config file. ``path`` is where it was read from (``tools/`` beside it holds
@@ -199,6 +250,8 @@ class Config:
     sessions: SessionsConfig = attrs.field(factory=SessionsConfig)
     default_agent: str | None = None
     path: Path | None = None
+    sections: Mapping[str, Any] = attrs.field(factory=dict, converter=_read_only)
+    """Plug-in sections present in the file: key → what its validator returned."""
 
     @property
     def directory(self) -> Path | None:
@@ -237,8 +290,27 @@ class _ConfigFile:
     default_agent: str | None = None
 
 
+CORE_SECTIONS: Final = frozenset(f.name for f in attrs.fields(_ConfigFile))
+"""The top-level keys raw's own config owns; no plug-in may claim them."""
+
+
+def _structure_backend(value: Any, _type: Any) -> BackendConfig:
+    if not isinstance(value, dict):
+        raise ValueError(
+            f'expected an object such as {{"type": "sqlite"}}, found {json_kind(value)}'
+        )
+    kind = value.get("type", "sqlite")
+    if not isinstance(kind, str) or not kind:
+        raise FieldValueError(
+            "type", f"expected the name of a session backend, found {json_kind(kind)}"
+        )
+    options = {k: v for k, v in value.items() if k != "type"}
+    return BackendConfig(type=kind, options=freeze(options))
+
+
 def _make_converter() -> cattrs.Converter:
     converter = make_converter()
+    converter.register_structure_hook(BackendConfig, _structure_backend)
     converter.register_structure_hook(
         VarDefinition,
         make_dict_structure_fn(
@@ -255,22 +327,45 @@ def _make_converter() -> cattrs.Converter:
 _CONVERTER: Final = _make_converter()
 
 
-def parse_config(text: str | bytes, *, path: Path | None = None) -> Config:
+def parse_config(
+    text: str | bytes, *, path: Path | None = None, host: PluginHost | None = None
+) -> Config:
     """Parse and check the text of a config file; every error names its JSON path.
 
     The error raised is the first problem; ``error.context["problems"]`` lists every one
-    (``raw config validate`` prints them all).
+    (``raw config validate`` prints them all). With ``host``, the top-level keys its
+    plug-ins claim are validated by them and kept in :attr:`Config.sections`, and
+    ``sessions.backend`` is checked against the backends they register. Without one, a
+    plug-in's key is unknown, and a backend other than ``sqlite`` is accepted unchecked
+    (the app checks it later, with its host).
     """
     where = str(path) if path is not None else "config"
     try:
         data = loads_strict(text, max_bytes=MAX_CONFIG_BYTES)
     except JsonInputError as exc:
         raise ConfigInvalid(f"{where} is not valid JSON: {exc}", field="$", path=where) from None
+    claimed = host.config_sections() if host is not None else {}
+    core = data
+    sections: dict[str, Any] = {}
+    problems: list[FieldProblem] = []
+    if isinstance(data, dict):
+        core = {k: v for k, v in data.items() if k not in claimed}
+        for name in (k for k in data if k in claimed):
+            assert host is not None
+            owner = host.registered_by("config_section", name)
+            sections[name] = validated(
+                claimed[name].validate, data[name], f"$.{name}", plugin=owner, problems=problems
+            )
     try:
-        parsed = structure(_CONVERTER, data, _ConfigFile)
+        parsed = structure(_CONVERTER, core, _ConfigFile)
     except StructureFailed as exc:
-        raise _invalid(exc.problems, where) from None
-    problems = _value_problems(parsed) + _reference_problems(parsed)
+        raise _invalid(explain_unknown(exc.problems, claimed) + problems, where) from None
+    problems = (
+        problems
+        + value_problems(parsed)
+        + backend_problems(parsed.sessions.backend, host)
+        + reference_problems(parsed)
+    )
     if problems:
         raise _invalid(problems, where)
     return Config(
@@ -281,6 +376,7 @@ def parse_config(text: str | bytes, *, path: Path | None = None) -> Config:
         sessions=parsed.sessions,
         default_agent=parsed.default_agent,
         path=path,
+        sections=sections,
     )
 
 
@@ -300,128 +396,8 @@ def _invalid(problems: list[FieldProblem], where: str) -> ConfigInvalid:
     return error
 
 
-def _value_problems(parsed: _ConfigFile) -> list[FieldProblem]:
-    """Rules on values, checked once every field has its type, so that all of them are
-    reported together (a record's validator would stop at its first)."""
-    found: list[FieldProblem] = []
-
-    def positive(path: str, value: float | None, what: str = "a positive integer") -> None:
-        if value is not None and not value > 0:
-            found.append(FieldProblem(path=path, message=f"expected {what}, found {value}"))
-
-    for name, model in parsed.models.items():
-        positive(f"$.models.{name}.max_tokens", model.max_tokens)
-        if model.temperature is not None and not 0 <= model.temperature <= 2:
-            found.append(
-                FieldProblem(
-                    path=f"$.models.{name}.temperature",
-                    message=f"expected a number from 0 to 2, found {model.temperature}",
-                )
-            )
-    for name, var in parsed.vars.items():
-        if var.source.command is not None and not var.source.command:
-            found.append(
-                FieldProblem(
-                    path=f"$.vars.{name}.from.command",
-                    message="expected a non-empty array: the program and its arguments",
-                )
-            )
-        if not 0 < var.source.timeout_ms <= MAX_VAR_TIMEOUT_MS:
-            found.append(
-                FieldProblem(
-                    path=f"$.vars.{name}.from.timeout_ms",
-                    message=f"expected milliseconds above 0 and at most {MAX_VAR_TIMEOUT_MS},"
-                    f" found {var.source.timeout_ms}",
-                )
-            )
-    days = parsed.sessions.expire_after_days
-    if not 0 < days <= MAX_EXPIRY_DAYS:
-        found.append(
-            FieldProblem(
-                path="$.sessions.expire_after_days",
-                message=f"expected a number of days above 0 and at most {MAX_EXPIRY_DAYS},"
-                f" found {days}",
-            )
-        )
-    for name, agent in parsed.agents.items():
-        for index, text in enumerate(agent.tools.use):
-            try:
-                parse_identity(text)
-            except ValueError as exc:
-                found.append(
-                    FieldProblem(path=f"$.agents.{name}.tools.use[{index}]", message=str(exc))
-                )
-        positive(f"$.agents.{name}.max_steps", agent.max_steps)
-        positive(f"$.agents.{name}.max_output_bytes", agent.max_output_bytes)
-        positive(f"$.agents.{name}.handler_timeout_ms", agent.handler_timeout_ms)
-    return found
-
-
-def _reference_problems(parsed: _ConfigFile) -> list[FieldProblem]:
-    """Names that must refer to something the file defines."""
-    found: list[FieldProblem] = []
-    if parsed.default_agent is not None and parsed.default_agent not in parsed.agents:
-        found.append(
-            FieldProblem(
-                path="$.default_agent",
-                message=f"default_agent names {parsed.default_agent!r}, which is not an agent of"
-                " this config",
-            )
-        )
-    for name, model in parsed.models.items():
-        if (
-            model.api_key is not None
-            and model.api_key.var is not None
-            and (model.api_key.var not in parsed.vars)
-        ):
-            found.append(
-                FieldProblem(
-                    path=f"$.models.{name}.api_key.var",
-                    message=f"variable {model.api_key.var!r} is not defined in vars",
-                )
-            )
-    for name in parsed.vars:
-        if not _VAR_NAME.fullmatch(name):
-            found.append(
-                FieldProblem(
-                    path=f"$.vars[{name!r}]",
-                    message="expected a variable name (letters, digits"
-                    " and _, not starting with a digit)",
-                )
-            )
-    for name, agent in parsed.agents.items():
-        if agent.model is not None and agent.model not in parsed.models:
-            known = ", ".join(sorted(parsed.models)) or "none"
-            found.append(
-                FieldProblem(
-                    path=f"$.agents.{name}.model",
-                    message=f"model {agent.model!r} is not defined in models (defined: {known})",
-                )
-            )
-        for index, var in enumerate(agent.vars.use):
-            if var not in parsed.vars:
-                found.append(
-                    FieldProblem(
-                        path=f"$.agents.{name}.vars.use[{index}]",
-                        message=f"variable {var!r} is not defined in vars",
-                    )
-                )
-        for field_name, names in (("skills", agent.skills.use), ("vars", agent.vars.use)):
-            seen: set[str] = set()
-            for index, item in enumerate(names):
-                if item in seen:
-                    found.append(
-                        FieldProblem(
-                            path=f"$.agents.{name}.{field_name}.use[{index}]",
-                            message=f"{item!r} is selected twice",
-                        )
-                    )
-                seen.add(item)
-    return found
-
-
-def load_config(path: str | os.PathLike[str]) -> Config:
-    """Read and check the config file at ``path``."""
+def load_config(path: str | os.PathLike[str], *, host: PluginHost | None = None) -> Config:
+    """Read and check the config file at ``path`` (see :func:`parse_config` for ``host``)."""
     file = Path(os.path.abspath(path))
     try:
         text = file.read_bytes()
@@ -429,4 +405,4 @@ def load_config(path: str | os.PathLike[str]) -> Config:
         raise ConfigNotFound(f"no config file at {file}", path=str(file)) from None
     except OSError as exc:
         raise ConfigNotFound(f"cannot read {file}: {exc.strerror}", path=str(file)) from None
-    return parse_config(text, path=file)
+    return parse_config(text, path=file, host=host)

@@ -67,6 +67,64 @@ def raw_register_providers() -> list[Any]:  # type: ignore[empty-body]
 
 
 @hookspec
+def raw_register_tool_sources() -> list[Any]:  # type: ignore[empty-body]
+    """Return the tool sources this plug-in ships, as a list of
+    :class:`raw_core.sources.ToolSourceRecord` (a prefix and a factory).
+
+    A source serves every identity whose first segment is its ``prefix``: a new name, or
+    ``mcp`` / ``pkg`` (the only reserved prefixes a plug-in may serve). For each session
+    that selects one of its identities, raw calls ``factory(context)`` with a
+    :class:`raw_core.sources.SourceContext`, awaits the source's ``open()``, resolves the
+    identities through ``resolve(identity)``, and awaits ``close()`` when the session ends.
+    Two plug-ins serving one prefix, or a prefix that is also a plug-in's tool-folder name,
+    are ``plugin_conflict``.
+
+    Example::
+
+        @hookimpl
+        def raw_register_tool_sources():
+            return [ToolSourceRecord(prefix="mcp", factory=McpSource, section="mcp")]
+    """
+
+
+@hookspec
+def raw_register_config_sections() -> list[Any]:  # type: ignore[empty-body]
+    """Return the top-level config keys this plug-in claims, as a list of
+    :class:`raw_core.config.ConfigSection` (a name and a validator).
+
+    ``validate(value, field)`` receives the key's JSON value and its path (``$.<name>``),
+    and returns the parsed value (kept in ``Config.sections[name]``) or raises
+    :class:`raw_core.errors.ConfigInvalid` with a ``field`` below it. Keys raw owns
+    (``agents``, ``models``, ``sessions``...) cannot be claimed; two plug-ins claiming one
+    key are ``plugin_conflict``.
+
+    Example::
+
+        @hookimpl
+        def raw_register_config_sections():
+            return [ConfigSection(name="mcp", validate=parse_mcp_section)]
+    """
+
+
+@hookspec
+def raw_register_session_backends() -> list[Any]:  # type: ignore[empty-body]
+    """Return the session backends this plug-in ships, as a list of
+    :class:`raw_core.backend.SessionBackendRecord`.
+
+    ``sessions.backend.type`` in the config names one; its other keys are checked by the
+    record's ``validate_config(options, "$.sessions.backend")``. ``sqlite`` is raw's own
+    and cannot be registered; two plug-ins registering one name are ``plugin_conflict``.
+
+    Example::
+
+        @hookimpl
+        def raw_register_session_backends():
+            return [SessionBackendRecord(name="postgres", factory=open_postgres,
+                                         validate_config=check_postgres_options)]
+    """
+
+
+@hookspec
 def raw_register_commands(cli: Any) -> None:
     """Add subcommands to the ``raw`` command line (a :class:`click.Group`).
 

@@ -10,8 +10,9 @@ never a log line.
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import attrs
 import pluggy
@@ -20,9 +21,23 @@ from raw_core import hookspecs
 from raw_core.errors import PluginConflict, PluginInvalid
 from raw_core.identity import RESERVED_SOURCES, SEGMENT_RE
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginHost", "ToolFolder"]
+if TYPE_CHECKING:
+    from raw_core.backend import SessionBackendRecord
+    from raw_core.config import ConfigSection
+    from raw_core.sources import ToolSourceRecord
+
+__all__ = ["ENTRY_POINT_GROUP", "PluginHost", "RecordKind", "ToolFolder"]
 
 ENTRY_POINT_GROUP = "raw"
+SQLITE_BACKEND: Final = "sqlite"
+"""The session backend raw ships itself; no plug-in may register this name."""
+PLUGIN_SERVED: Final = frozenset({"mcp", "pkg"})
+"""The reserved identity prefixes a plug-in's tool source may serve."""
+
+RecordKind = Literal["tool_source", "config_section", "session_backend", "provider"]
+"""What :meth:`PluginHost.registered_by` can look up."""
+
+R = TypeVar("R")
 
 
 @attrs.frozen(kw_only=True)
@@ -49,6 +64,10 @@ class PluginHost:
         self._origins: dict[str, str] = {}
         self._tool_folders: dict[str, dict[str, ToolFolder]] | None = None
         self._providers: dict[str, Any] | None = None
+        self._tool_sources: dict[str, ToolSourceRecord] | None = None
+        self._config_sections: dict[str, ConfigSection] | None = None
+        self._session_backends: dict[str, SessionBackendRecord] | None = None
+        self._owners: dict[tuple[str, str], str] = {}
 
     @property
     def hook(self) -> Any:
@@ -103,6 +122,10 @@ class PluginHost:
         self._origins[name] = where
         self._tool_folders = None
         self._providers = None
+        self._tool_sources = None
+        self._config_sections = None
+        self._session_backends = None
+        self._owners = {}
 
     def _unknown_hooks(self, plugin: object) -> list[str]:
         """Hook implementations of ``plugin`` that match no raw hookspec (typos)."""
@@ -143,6 +166,163 @@ class PluginHost:
         if self._providers is None:
             self._providers = _provider_records(self)
         return self._providers
+
+    def tool_sources(self) -> dict[str, ToolSourceRecord]:
+        """Prefix → :class:`raw_core.sources.ToolSourceRecord`, from every
+        ``raw_register_tool_sources`` hook.
+
+        A prefix must be a valid identity segment; ``local`` and ``agent`` are raw's own
+        (``plugin_conflict``), while ``mcp`` and ``pkg`` may be served. Two records for one
+        prefix, or a prefix that is also a plug-in's ``raw_register_tools`` name, are
+        ``plugin_conflict`` naming both plug-ins; a ``section`` the same plug-in does not
+        claim is ``plugin_invalid``.
+        """
+        if self._tool_sources is not None:
+            return self._tool_sources
+        from raw_core.sources import ToolSourceRecord
+
+        folders = self.tool_folders()
+        sections = self.config_sections()
+        found: dict[str, ToolSourceRecord] = {}
+        for name, record in self._records(
+            "raw_register_tool_sources", ToolSourceRecord, "ToolSourceRecord"
+        ):
+            prefix = record.prefix
+            _check_name(name, "tool source prefix", prefix)
+            if prefix in RESERVED_SOURCES - PLUGIN_SERVED:
+                raise PluginConflict(
+                    f"plug-in {name!r} registers a tool source for {prefix}/, which raw"
+                    f" serves itself (a plug-in may serve mcp/ and pkg/ only of the reserved"
+                    " prefixes)",
+                    plugin=name,
+                )
+            if prefix in found:
+                self._conflict("tool_source", prefix, name, "a tool source for")
+            if prefix in folders:
+                raise PluginConflict(
+                    f"plug-in {name!r} registers a tool source for {prefix}/, but plug-in"
+                    f" {prefix!r} ships tool folders under that prefix",
+                    plugin=name,
+                )
+            if record.section is not None and (
+                record.section not in sections
+                or self._owners[("config_section", record.section)] != name
+            ):
+                raise PluginInvalid(
+                    f"plug-in {name!r}: the tool source for {prefix}/ reads config section"
+                    f" {record.section!r}, which the plug-in does not claim"
+                    " (raw_register_config_sections)",
+                    plugin=name,
+                )
+            found[prefix] = record
+            self._owners[("tool_source", prefix)] = name
+        self._tool_sources = found
+        return found
+
+    def config_sections(self) -> dict[str, ConfigSection]:
+        """Top-level config key → :class:`raw_core.config.ConfigSection`, from every
+        ``raw_register_config_sections`` hook.
+
+        A key raw's config owns (``agents``, ``sessions``...) cannot be claimed, and two
+        plug-ins claiming one key are ``plugin_conflict`` naming both.
+        """
+        if self._config_sections is not None:
+            return self._config_sections
+        from raw_core.config import CORE_SECTIONS, ConfigSection
+
+        found: dict[str, ConfigSection] = {}
+        for name, record in self._records(
+            "raw_register_config_sections", ConfigSection, "ConfigSection"
+        ):
+            _check_name(name, "config section name", record.name)
+            if record.name in CORE_SECTIONS:
+                raise PluginConflict(
+                    f"plug-in {name!r} claims the config key {record.name!r}, which raw's"
+                    " own config owns",
+                    plugin=name,
+                )
+            if record.name in found:
+                self._conflict("config_section", record.name, name, "the config section")
+            found[record.name] = record
+            self._owners[("config_section", record.name)] = name
+        self._config_sections = found
+        return found
+
+    def session_backends(self) -> dict[str, SessionBackendRecord]:
+        """Backend name → :class:`raw_core.backend.SessionBackendRecord`, from every
+        ``raw_register_session_backends`` hook.
+
+        ``sqlite`` is raw's own backend and not among them (a plug-in registering it is
+        ``plugin_conflict``); two plug-ins registering one name are a conflict naming both.
+        """
+        if self._session_backends is not None:
+            return self._session_backends
+        from raw_core.backend import SessionBackendRecord
+
+        found: dict[str, SessionBackendRecord] = {}
+        for name, record in self._records(
+            "raw_register_session_backends", SessionBackendRecord, "SessionBackendRecord"
+        ):
+            _check_name(name, "session backend name", record.name)
+            if record.name == SQLITE_BACKEND:
+                raise PluginConflict(
+                    f"plug-in {name!r} registers a session backend named 'sqlite', which is"
+                    " raw's own",
+                    plugin=name,
+                )
+            if record.name in found:
+                self._conflict("session_backend", record.name, name, "a session backend named")
+            found[record.name] = record
+            self._owners[("session_backend", record.name)] = name
+        self._session_backends = found
+        return found
+
+    def registered_by(self, kind: RecordKind, name: str) -> str:
+        """The plug-in that registered the record ``name`` of ``kind`` (``raw_core`` for
+        raw's own). ``KeyError`` when there is none."""
+        accessors = {
+            "tool_source": self.tool_sources,
+            "config_section": self.config_sections,
+            "session_backend": self.session_backends,
+            "provider": self.providers,
+        }
+        accessors[kind]()
+        return self._owners[(kind, name)]
+
+    def _conflict(self, kind: RecordKind, key: str, name: str, what: str) -> None:
+        raise PluginConflict(
+            f"two plug-ins register {what} {key!r}: {self._owners[(kind, key)]!r} and {name!r}",
+            plugin=name,
+        )
+
+    def _records(self, hook: str, cls: type[R], label: str) -> Iterator[tuple[str, R]]:
+        """``(plug-in name, record)`` for every record the registration ``hook`` returns;
+        a hook that raises, or a record that is not a ``cls``, is ``plugin_invalid``."""
+        for impl in getattr(self._manager.hook, hook).get_hookimpls():
+            name = impl.plugin_name
+            try:
+                records: Any = impl.function()
+            except Exception as exc:
+                raise PluginInvalid(
+                    f"plug-in {name!r}: {hook} raised {type(exc).__name__}: {exc}",
+                    plugin=name,
+                ) from exc
+            if records is None:
+                continue
+            if not isinstance(records, list | tuple):
+                raise PluginInvalid(
+                    f"plug-in {name!r}: {hook} must return a list of {label} records,"
+                    f" found {type(records).__name__}",
+                    plugin=name,
+                )
+            for record in records:
+                if not isinstance(record, cls):
+                    raise PluginInvalid(
+                        f"plug-in {name!r}: {hook} must return {label} records,"
+                        f" found {type(record).__name__}",
+                        plugin=name,
+                    )
+                yield name, record
 
     def tool_folders(self) -> dict[str, dict[str, ToolFolder]]:
         """Plug-in name → tool name → folder, from every ``raw_register_tools`` hook.
@@ -187,37 +367,27 @@ class PluginHost:
         return result
 
 
+def _check_name(plugin: str, what: str, value: str) -> None:
+    if not isinstance(value, str) or not SEGMENT_RE.fullmatch(value):
+        raise PluginInvalid(
+            f"plug-in {plugin!r}: {what} {value!r} must be lowercase letters, digits, _ and -,"
+            " starting with a letter",
+            plugin=plugin,
+        )
+
+
 def _provider_records(host: PluginHost) -> dict[str, Any]:
     from raw_core.provider import ProviderRecord
     from raw_core.scripted import replay_provider_record
 
     core = replay_provider_record()
     found: dict[str, Any] = {core.name: core}
-    owners: dict[str, str] = {core.name: "raw_core"}
-    for impl in host.manager.hook.raw_register_providers.get_hookimpls():
-        name = impl.plugin_name
-        try:
-            records: Any = impl.function()
-        except Exception as exc:
-            raise PluginInvalid(
-                f"plug-in {name!r}: raw_register_providers raised {type(exc).__name__}: {exc}",
-                plugin=name,
-            ) from exc
-        for record in records or []:
-            if not isinstance(record, ProviderRecord):
-                raise PluginInvalid(
-                    f"plug-in {name!r}: raw_register_providers must return ProviderRecord"
-                    f" records, found {type(record).__name__}",
-                    plugin=name,
-                )
-            if record.name in found:
-                raise PluginConflict(
-                    f"two plug-ins register a provider named {record.name!r}:"
-                    f" {owners[record.name]!r} and {name!r}",
-                    plugin=name,
-                )
-            found[record.name] = record
-            owners[record.name] = name
+    host._owners[("provider", core.name)] = "raw_core"
+    for name, record in host._records("raw_register_providers", ProviderRecord, "ProviderRecord"):
+        if record.name in found:
+            host._conflict("provider", record.name, name, "a provider named")
+        found[record.name] = record
+        host._owners[("provider", record.name)] = name
     return found
 
 

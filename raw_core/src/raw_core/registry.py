@@ -1,15 +1,17 @@
-"""The registry: load the tools an agent selects, in ``tools.use`` order, and nothing else.
+"""The registry: the tools an agent selects, in ``tools.use`` order, and nothing else.
 
-Each identity is resolved by its source — ``local/`` in the user's tools directory,
-``agent/`` beside the config file, ``<plugin>/`` from a plug-in's registered folders —
-then loaded by :class:`~raw_core.loader.ToolLoader`. ``mcp/`` and ``pkg/`` have no resolver
-yet and fail with ``tool_source_unavailable``. The registry then holds what the model
-receives: name, description and input schema of each selected tool, in order.
+Each identity is resolved by the tool source of its prefix (:mod:`raw_core.sources`);
+:class:`ToolSelection` applies the selection rules while that happens — an identity
+selected twice, one folder selected under two identities, two tools with one model-facing
+name — the same way for the synchronous :meth:`Registry.select` and the asynchronous
+:meth:`Registry.aselect`. The registry then holds what the model receives: name,
+description and input schema of each selected tool, in order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +23,12 @@ from raw_core.errors import (
     ToolNameConflict,
     ToolNotFound,
     ToolSelectedTwice,
-    ToolSourceUnavailable,
     ToolUnknown,
 )
 from raw_core.identity import ToolIdentity, parse_identity
-from raw_core.loader import LoadedTool, ToolLoader
-from raw_core.plugins import PluginHost
+from raw_core.loader import LoadedTool
 
-__all__ = ["Registry", "ToolDefinition", "ToolSources", "user_tools_dir"]
+__all__ = ["Registry", "ToolDefinition", "ToolSelection", "user_tools_dir"]
 
 
 def user_tools_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -58,50 +58,72 @@ class ToolDefinition:
         }
 
 
-@attrs.frozen(kw_only=True)
-class ToolSources:
-    """Where identities are resolved: the user's tools dir, the config's dir, the plug-ins."""
+class ToolSelection:
+    """The selection rules, checked while the identities of ``tools.use`` are resolved.
 
-    host: PluginHost
-    local_dir: Path = attrs.field(factory=user_tools_dir)
-    agent_dir: Path | None = None
+    For each entry: :meth:`identity` parses it (and refuses one selected twice),
+    :meth:`at` gives errors raised while resolving it the entry's ``field`` and ``tool``,
+    and :meth:`add` checks the loaded tool against those before it (same folder, same
+    model-facing name). :meth:`registry` then holds the tools in order.
+    """
 
-    def locate(self, identity: ToolIdentity) -> tuple[Path, Path]:
-        """Return ``(folder, root)`` for ``identity``: the tool folder and the directory it
-        must stay inside."""
-        if identity.source in ("mcp", "pkg"):
-            kind = "MCP servers" if identity.source == "mcp" else "packages"
-            raise ToolSourceUnavailable(
-                f"{identity}: tools from {kind} are not available in this version of raw",
-                tool=identity.text,
+    def __init__(self, *, field: str = "$.tools.use") -> None:
+        self._field = field
+        self._tools: list[LoadedTool] = []
+        self._texts: set[str] = set()
+        self._folders: dict[Path, str] = {}
+        self._names: dict[str, str] = {}
+
+    def where(self, index: int) -> str:
+        """The JSON path of entry ``index`` (``$.agents.coder.tools.use[2]``)."""
+        return f"{self._field}[{index}]"
+
+    def identity(self, index: int, text: str) -> ToolIdentity:
+        """Parse entry ``index``; ``tool_not_found`` for a malformed identity and
+        ``tool_selected_twice`` for one already selected, both with ``field``."""
+        try:
+            identity = parse_identity(text)
+        except ValueError as exc:
+            raise ToolNotFound(str(exc), field=self.where(index), tool=text) from None
+        if text in self._texts:
+            raise ToolSelectedTwice(f"{text} is selected twice", tool=text, field=self.where(index))
+        self._texts.add(text)
+        return identity
+
+    @contextmanager
+    def at(self, index: int, text: str) -> Iterator[None]:
+        """Errors raised in the block get entry ``index``'s ``field`` and ``tool``."""
+        try:
+            yield
+        except RawError as exc:
+            exc.context.setdefault("field", self.where(index))
+            exc.context.setdefault("tool", text)
+            raise
+
+    def add(self, index: int, tool: LoadedTool) -> None:
+        """Add the resolved tool of entry ``index``, after the folder and name checks."""
+        where, text = self.where(index), tool.identity
+        if tool.folder in self._folders:
+            raise ToolSelectedTwice(
+                f"{text} and {self._folders[tool.folder]} are the same folder"
+                f" ({tool.folder}); a folder can be selected once",
+                tool=text,
+                field=where,
             )
-        if identity.source == "local":
-            return self.local_dir / identity.folder, self.local_dir
-        if identity.source == "agent":
-            if self.agent_dir is None:
-                raise ToolNotFound(
-                    f"{identity}: agent/ tools live beside a config file, and none was given",
-                    tool=identity.text,
-                )
-            return self.agent_dir / identity.folder, self.agent_dir
-        plugins = self.host.tool_folders()
-        tools = plugins.get(identity.source)
-        if tools is None:
-            installed = ", ".join(sorted(plugins)) or "none"
-            raise ToolNotFound(
-                f"{identity}: no plug-in named {identity.source!r} is installed"
-                f" (installed: {installed})",
-                tool=identity.text,
+        if tool.name in self._names:
+            raise ToolNameConflict(
+                f"{text} and {self._names[tool.name]} both have the model-facing name"
+                f" {tool.name!r}; names must be unique among the selected tools",
+                tool=text,
+                field=where,
             )
-        record = tools.get(identity.folder)
-        if record is None:
-            offered = ", ".join(sorted(tools)) or "none"
-            raise ToolNotFound(
-                f"{identity}: plug-in {identity.source!r} has no tool"
-                f" {identity.folder!r} (it offers: {offered})",
-                tool=identity.text,
-            )
-        return record.path, record.path.parent
+        self._folders[tool.folder] = text
+        self._names[tool.name] = text
+        self._tools.append(tool)
+
+    def registry(self) -> Registry:
+        """The registry of the tools added so far, in order."""
+        return Registry(self._tools)
 
 
 class Registry:
@@ -117,48 +139,35 @@ class Registry:
         cls,
         use: Sequence[str],
         *,
-        sources: ToolSources,
-        loader: ToolLoader | None = None,
+        load: Callable[[ToolIdentity], LoadedTool],
         field: str = "$.tools.use",
     ) -> Registry:
-        """Load every identity of ``use``; errors carry ``field`` with the entry's index."""
-        loader = loader or ToolLoader()
-        tools: list[LoadedTool] = []
-        seen_folders: dict[Path, str] = {}
-        seen_names: dict[str, str] = {}
+        """Load every identity of ``use`` with ``load`` (a source's synchronous path);
+        errors carry ``field`` with the entry's index."""
+        selection = ToolSelection(field=field)
         for index, text in enumerate(use):
-            where = f"{field}[{index}]"
-            try:
-                identity = parse_identity(text)
-            except ValueError as exc:
-                raise ToolNotFound(str(exc), field=where, tool=text) from None
-            try:
-                if text in (t.identity for t in tools):
-                    raise ToolSelectedTwice(f"{text} is selected twice", tool=text)
-                folder, root = sources.locate(identity)
-                tool = loader.load(folder, identity=text, root=root)
-            except RawError as exc:
-                exc.context.setdefault("field", where)
-                exc.context.setdefault("tool", text)
-                raise
-            if tool.folder in seen_folders:
-                raise ToolSelectedTwice(
-                    f"{text} and {seen_folders[tool.folder]} are the same folder"
-                    f" ({tool.folder}); a folder can be selected once",
-                    tool=text,
-                    field=where,
-                )
-            if tool.name in seen_names:
-                raise ToolNameConflict(
-                    f"{text} and {seen_names[tool.name]} both have the model-facing name"
-                    f" {tool.name!r}; names must be unique among the selected tools",
-                    tool=text,
-                    field=where,
-                )
-            seen_folders[tool.folder] = text
-            seen_names[tool.name] = text
-            tools.append(tool)
-        return cls(tools)
+            identity = selection.identity(index, text)
+            with selection.at(index, text):
+                tool = load(identity)
+            selection.add(index, tool)
+        return selection.registry()
+
+    @classmethod
+    async def aselect(
+        cls,
+        use: Sequence[str],
+        *,
+        resolve: Callable[[ToolIdentity], Awaitable[LoadedTool]],
+        field: str = "$.tools.use",
+    ) -> Registry:
+        """:meth:`select`, resolving each identity with the awaitable ``resolve``."""
+        selection = ToolSelection(field=field)
+        for index, text in enumerate(use):
+            identity = selection.identity(index, text)
+            with selection.at(index, text):
+                tool = await resolve(identity)
+            selection.add(index, tool)
+        return selection.registry()
 
     def __iter__(self) -> Iterator[LoadedTool]:
         return iter(self._tools)
