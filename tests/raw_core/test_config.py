@@ -6,10 +6,22 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
-from raw_core.config import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_STEPS, load_config, parse_config
-from raw_core.errors import ConfigInvalid, ConfigNotFound
+from raw_core import hookimpl
+from raw_core.backend import SessionBackendRecord
+from raw_core.config import (
+    CORE_SECTIONS,
+    DEFAULT_MAX_OUTPUT_BYTES,
+    DEFAULT_MAX_STEPS,
+    BackendConfig,
+    ConfigSection,
+    load_config,
+    parse_config,
+)
+from raw_core.errors import ConfigInvalid, ConfigNotFound, PluginConflict, PluginInvalid
+from raw_core.plugins import PluginHost
 
 
 def agent(**fields: Any) -> dict[str, Any]:
@@ -509,3 +521,210 @@ def test_the_full_skeleton_parses() -> None:
     assert parsed.vars["LOCAL_KEY"].source.env == "LOCAL_KEY"
     assert parsed.sessions.expire_after_days == 30
     assert parsed.skills.paths == ("skills",)
+
+
+# --- plug-in sections and the session backend ---------------------------------------------
+
+
+class Claims:
+    """A plug-in that claims config sections and registers session backends."""
+
+    def __init__(self, *sections: Any, backends: tuple[Any, ...] = ()) -> None:
+        self.sections = sections
+        self.backends = backends
+
+    @hookimpl
+    def raw_register_config_sections(self) -> list[Any]:
+        return list(self.sections)
+
+    @hookimpl
+    def raw_register_session_backends(self) -> list[Any]:
+        return list(self.backends)
+
+
+def parse_notes(value: Any, field: str) -> str:
+    if not isinstance(value, dict) or set(value) != {"folder"}:
+        raise ConfigInvalid('expected {"folder": "..."}', field=field)
+    if not isinstance(value["folder"], str):
+        raise ConfigInvalid("expected a string", field=f"{field}.folder")
+    return value["folder"]
+
+
+NOTES = ConfigSection(name="notes", validate=parse_notes)
+
+
+def problems_of(error: ConfigInvalid) -> list[tuple[str, str]]:
+    return [(p["path"], p["message"]) for p in error.context["problems"]]
+
+
+def test_an_unclaimed_top_level_key_is_unknown() -> None:
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(config(mcp={"servers": {}}))
+    assert caught.value.field == "$.mcp"
+    assert "no installed plug-in claims it" in caught.value.message
+
+
+def test_an_unknown_key_lists_the_claimed_ones(host: PluginHost) -> None:
+    host.register(Claims(NOTES), name="acme")
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(config(mcp={}), host=host)
+    assert caught.value.field == "$.mcp"
+    assert "plug-ins claim: notes" in caught.value.message
+
+
+def test_a_claimed_section_is_validated_and_kept(host: PluginHost, tmp_path: Path) -> None:
+    host.register(Claims(NOTES), name="acme")
+    parsed = parse_config(config(notes={"folder": "n"}), host=host)
+    assert parsed.sections == {"notes": "n"}
+    with pytest.raises(TypeError):
+        parsed.sections["notes"] = "other"  # type: ignore[index]
+    assert parse_config(config(), host=host).sections == {}
+    path = tmp_path / "raw.json"
+    path.write_text(config(notes={"folder": "m"}))
+    assert load_config(path, host=host).sections["notes"] == "m"
+
+
+def test_without_the_host_a_plugin_section_is_unknown(host: PluginHost) -> None:
+    host.register(Claims(NOTES), name="acme")
+    with pytest.raises(ConfigInvalid, match="unknown field"):
+        parse_config(config(notes={"folder": "n"}))
+
+
+def test_a_section_problem_names_its_field_beside_core_problems(host: PluginHost) -> None:
+    host.register(Claims(NOTES), name="acme")
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(config(notes={"folder": 3}, default_agent="nobody"), host=host)
+    assert ("$.notes.folder", "expected a string") in problems_of(caught.value)
+    assert "$.default_agent" in [path for path, _ in problems_of(caught.value)]
+
+
+def test_a_section_problem_outside_its_section_is_placed_at_the_section(
+    host: PluginHost,
+) -> None:
+    def strays(value: Any, field: str) -> Any:
+        raise ConfigInvalid("bad", field="$.agents")
+
+    host.register(Claims(ConfigSection(name="notes", validate=strays)), name="acme")
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(config(notes=1), host=host)
+    assert caught.value.field == "$.notes"
+
+
+def test_a_validator_that_crashes_is_config_invalid_naming_the_plugin(host: PluginHost) -> None:
+    def crashes(value: Any, field: str) -> Any:
+        raise KeyError("folder")
+
+    host.register(Claims(ConfigSection(name="notes", validate=crashes)), name="acme")
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(config(notes={}), host=host)
+    assert caught.value.field == "$.notes"
+    assert "plug-in 'acme'" in caught.value.message
+    assert "KeyError" in caught.value.message
+
+
+@pytest.mark.parametrize("key", sorted(CORE_SECTIONS))
+def test_a_core_key_cannot_be_claimed(host: PluginHost, key: str) -> None:
+    host.register(Claims(ConfigSection(name=key, validate=parse_notes)), name="acme")
+    with pytest.raises(PluginConflict, match="raw's own config"):
+        host.config_sections()
+
+
+def test_two_plugins_claiming_one_key_conflict_naming_both(host: PluginHost) -> None:
+    host.register(Claims(NOTES), name="one")
+    host.register(Claims(NOTES), name="two")
+    with pytest.raises(PluginConflict, match="'one' and 'two'"):
+        parse_config(config(), host=host)
+
+
+def test_section_records_are_typed(host: PluginHost) -> None:
+    host.register(Claims("notes"), name="acme")
+    with pytest.raises(PluginInvalid, match="ConfigSection"):
+        host.config_sections()
+
+
+def test_the_backend_defaults_to_sqlite() -> None:
+    backend = parse_config(config()).sessions.backend
+    assert backend == BackendConfig(type="sqlite", options={})
+    backend = parse_config(config(sessions={"backend": {"directory": "sessions"}})).sessions.backend
+    assert backend.type == "sqlite"
+    assert backend.options == {"directory": "sessions"}
+
+
+@pytest.mark.parametrize(
+    ("backend", "path"),
+    [
+        ({"colour": "blue"}, "$.sessions.backend.colour"),
+        ({"directory": 3}, "$.sessions.backend.directory"),
+        ({"type": 3}, "$.sessions.backend.type"),
+        ("sqlite", "$.sessions.backend"),
+    ],
+)
+def test_sqlite_backend_options_are_checked(backend: Any, path: str) -> None:
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(config(sessions={"backend": backend}))
+    assert caught.value.field == path
+
+
+async def _open(**options: Any) -> Any:
+    raise AssertionError("not opened in these tests")
+
+
+def check_postgres(options: Any, field: str) -> None:
+    if "dsn" not in options:
+        raise ConfigInvalid("expected a dsn", field=f"{field}.dsn")
+
+
+POSTGRES = SessionBackendRecord(name="postgres", factory=_open, validate_config=check_postgres)
+
+
+def test_without_a_host_any_backend_type_is_accepted_unchecked() -> None:
+    backend = parse_config(config(sessions={"backend": {"type": "postgres", "x": 1}}))
+    assert backend.sessions.backend == BackendConfig(type="postgres", options={"x": 1})
+
+
+def test_with_a_host_the_backend_must_be_registered(host: PluginHost) -> None:
+    host.register(Claims(backends=(POSTGRES,)), name="pg")
+    assert list(host.session_backends()) == ["postgres"]
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(config(sessions={"backend": {"type": "mongo"}}), host=host)
+    assert caught.value.field == "$.sessions.backend.type"
+    assert "available: sqlite, postgres" in caught.value.message
+
+
+def test_a_plugin_backend_checks_its_options(host: PluginHost) -> None:
+    host.register(Claims(backends=(POSTGRES,)), name="pg")
+    ok = parse_config(config(sessions={"backend": {"type": "postgres", "dsn": "x"}}), host=host)
+    assert ok.sessions.backend.options == {"dsn": "x"}
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(config(sessions={"backend": {"type": "postgres"}}), host=host)
+    assert caught.value.field == "$.sessions.backend.dsn"
+
+
+def test_a_backend_validator_that_crashes_names_the_plugin(host: PluginHost) -> None:
+    def crashes(options: Any, field: str) -> None:
+        raise RuntimeError("boom")
+
+    record = SessionBackendRecord(name="postgres", factory=_open, validate_config=crashes)
+    host.register(Claims(backends=(record,)), name="pg")
+    with pytest.raises(ConfigInvalid, match="plug-in 'pg'") as caught:
+        parse_config(config(sessions={"backend": {"type": "postgres"}}), host=host)
+    assert caught.value.field == "$.sessions.backend"
+
+
+def test_sqlite_is_raws_own_backend_name(host: PluginHost) -> None:
+    host.register(Claims(backends=(attrs.evolve(POSTGRES, name="sqlite"),)), name="pg")
+    with pytest.raises(PluginConflict, match="raw's own"):
+        host.session_backends()
+
+
+def test_two_backends_of_one_name_conflict_naming_both(host: PluginHost) -> None:
+    host.register(Claims(backends=(POSTGRES,)), name="one")
+    host.register(Claims(backends=(POSTGRES,)), name="two")
+    with pytest.raises(PluginConflict, match="'one' and 'two'"):
+        host.session_backends()
+
+
+def test_backend_records_are_typed(host: PluginHost) -> None:
+    host.register(Claims(backends=("postgres",)), name="pg")
+    with pytest.raises(PluginInvalid, match="SessionBackendRecord"):
+        host.session_backends()
