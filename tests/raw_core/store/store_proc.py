@@ -13,6 +13,11 @@
 ``python store_proc.py appender DIR SESSION COUNT``
     Become the writer, print ``ready``, append COUNT messages ``w<j>`` one per
     transaction with short pauses, print ``done``.
+
+``python store_proc.py follow DIR SESSION COUNT``
+    Open a ``SqliteBackend``, take the session's tail cursor, print ``ready``, then follow
+    the session with ``wait_for_items`` and print the text of each new item until COUNT
+    have come (at most 10 s), then ``done``.
 """
 
 from __future__ import annotations
@@ -69,6 +74,30 @@ def appender(directory: str, session_id: str, count: int) -> None:
         say("done")
 
 
+async def follow(directory: str, session_id: str, count: int) -> None:
+    import anyio
+
+    from raw_core.store import SqliteBackend
+
+    async with await SqliteBackend.open(directory) as backend:
+        cursor = await backend.tail_cursor(session_id)
+        say("ready")
+        seen = 0
+        with anyio.fail_after(10):
+            while seen < count:
+                page = await backend.wait_for_items(session_id, cursor)
+                for item in page.items:
+                    message = item.message
+                    assert isinstance(message, UserMessage)
+                    block = message.content[0]
+                    assert isinstance(block, TextBlock)
+                    say(block.text)
+                seen += len(page.items)
+                assert page.next_cursor is not None
+                cursor = page.next_cursor
+        say("done")
+
+
 def main(argv: list[str]) -> None:
     command, directory, session_id, *rest = argv
     if command == "writer":
@@ -77,6 +106,10 @@ def main(argv: list[str]) -> None:
         race(directory, session_id, rest[0])
     elif command == "appender":
         appender(directory, session_id, int(rest[0]))
+    elif command == "follow":
+        import anyio
+
+        anyio.run(follow, directory, session_id, int(rest[0]))
     else:
         raise SystemExit(f"unknown command {command!r}")
 

@@ -159,3 +159,19 @@ def test_cursors_page_100k_items_without_gap_or_repeat_while_another_process_app
     assert last.items == ()
     assert seen == fixture + appended
     assert grew_while_paging
+
+
+def test_another_process_follows_a_live_session_as_it_is_written(
+    state: Path, session_id: str
+) -> None:
+    """The follower (a SqliteBackend in its own process) waits with wait_for_items; each
+    append here must wake it before the next one is made."""
+    texts = [f"live{i}" for i in range(10)]
+    with SessionStore.open(state) as store, start("follow", str(state), session_id, "10") as proc:
+        assert line(proc) == "ready"  # its tail cursor is taken: everything after is new
+        with store.open_writer(session_id) as writer:
+            for text in texts:
+                writer.append([UserMessage.from_text(text)])
+                assert line(proc) == text
+        assert line(proc) == "done"
+        assert proc.wait() == 0

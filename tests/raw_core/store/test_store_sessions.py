@@ -346,7 +346,7 @@ def test_compaction_renews_the_session(store: SessionStore) -> None:
 @pytest.mark.parametrize(
     ("summary", "replace_first", "message"),
     [
-        (UserMessage.from_text("s"), 4, "holds 3 messages"),
+        (UserMessage.from_text("s"), 4, "the model context holds 3"),
         (UserMessage.from_text("s"), 0, "at least one"),
         (UserMessage.from_text("s"), 1, "tool result without the call"),
         (ToolResultMessage(tool_call_id="c", status="ok"), 2, "summary"),

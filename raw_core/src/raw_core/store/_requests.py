@@ -91,7 +91,7 @@ def list_requests(
     """A session's requests, oldest first."""
     where = " AND r.state = 'pending'" if pending_only else ""
     rows = connection.execute(
-        f"{_SELECT} WHERE r.session_key = ?{where} ORDER BY r.created_at, r.id", (key,)
+        f"{_SELECT} WHERE r.session_key = ?{where} ORDER BY r.rowid", (key,)
     ).fetchall()
     return tuple(_request(row, path) for row in rows)
 

@@ -99,8 +99,9 @@ CONTEXT_KINDS_END = 2
 #   row and nothing else, and a compaction rewrites one sessions row.
 # ``format`` is the JSON form of a body: messages.MESSAGE_FORMAT for messages,
 #   entries.ENTRY_FORMAT for display-only entries.
-# requests: pending requests (approvals now), keyed by their own id, found per session
-#   through ``requests_by_session``. Answering one is a compare-and-set on ``state``.
+# requests: pending requests (approvals now), found by their own id, and per session
+#   through ``requests_by_session`` in the order they were added (rowid). Answering one
+#   is a compare-and-set on ``state``.
 # Whoever deletes a session (raw, a person at the sqlite3 prompt) deletes its rows and
 #   requests through the trigger: none can outlive it.
 _SCHEMA = (
@@ -131,7 +132,7 @@ _SCHEMA = (
     """,
     """
     CREATE TABLE requests (
-        id TEXT PRIMARY KEY NOT NULL,
+        id TEXT NOT NULL UNIQUE,
         session_key INTEGER NOT NULL,
         kind TEXT NOT NULL,
         tool_call_id TEXT NOT NULL,
@@ -142,9 +143,9 @@ _SCHEMA = (
             CHECK (state IN ('pending', 'approved', 'denied', 'expired', 'cancelled')),
         answer TEXT,
         answered_at INTEGER
-    ) WITHOUT ROWID
+    )
     """,
-    "CREATE INDEX requests_by_session ON requests (session_key, created_at)",
+    "CREATE INDEX requests_by_session ON requests (session_key)",
     f"""
     CREATE TRIGGER sessions_delete_rows AFTER DELETE ON sessions BEGIN
         DELETE FROM display

@@ -196,8 +196,8 @@ class SessionWriter(SessionReader):
             rows = context_rows(connection, sid)
             if replace_first > len(rows):
                 raise ValueError(
-                    f"the model context holds {len(rows)} messages; cannot replace the first "
-                    f"{replace_first}"
+                    f"expected at most {len(rows)} messages to replace (the model context "
+                    f"holds {len(rows)}), found replace_first={replace_first}"
                 )
             if replace_first < len(rows):
                 position, fmt, kept = rows[replace_first]
