@@ -22,6 +22,7 @@ loaded synchronously.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
@@ -165,9 +166,12 @@ class FolderSource:
         """Load ``<directory>/<folder>`` as ``identity``."""
         if self._directory is None:
             raise ToolNotFound(f"{identity}: {self._missing}", tool=identity.text)
-        return self._loader.load(
-            self._directory / identity.folder, identity=identity.text, root=self._directory
-        )
+        folder = self._directory / identity.folder
+        if not os.path.lexists(folder):  # a link, even a dangling one, is the loader's to judge
+            raise ToolNotFound(
+                f"{identity}: no tool folder at {folder}", tool=identity.text, path=str(folder)
+            )
+        return self._loader.load(folder, identity=identity.text, root=self._directory)
 
     async def open(self) -> None:
         """Nothing to acquire."""
