@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from raw_core import ConfigSection, ToolFolder, ToolSourceRecord, hookimpl
 from raw_core.agent import load_agent, open_agent
 from raw_core.config import Config, parse_config
 from raw_core.errors import (
+    ConfigInvalid,
     PluginConflict,
     PluginInvalid,
     ToolNameConflict,
@@ -94,9 +97,11 @@ class ShipsFolders:
         return [ToolFolder(path=f) for f in self.folders]
 
 
-def config_for(use: list[str], directory: Path | None = None, **top: Any) -> Config:
+def config_for(
+    use: list[str], directory: Path | None = None, host: PluginHost | None = None, **top: Any
+) -> Config:
     text = json.dumps({"agents": {"coder": {"tools": {"use": use}}}, **top})
-    return parse_config(text, path=directory / "raw.json" if directory else None)
+    return parse_config(text, path=directory / "raw.json" if directory else None, host=host)
 
 
 def notes_record(
@@ -428,3 +433,47 @@ def test_registered_by_names_the_plugin(host: PluginHost, notes: Path) -> None:
     assert list(host.tool_sources()) == ["notes"]
     assert host.registered_by("tool_source", "notes") == "acme"
     assert host.registered_by("provider", "replay") == "raw_core"
+
+
+# --- the how-to page's example ----------------------------------------------------------
+
+HOW_TO = Path(__file__).parents[2] / "docs" / "how-to" / "write-a-tool-source.md"
+
+
+def example_plugin(tmp_path: Path) -> Any:
+    """The page's ``acme_notes/plugin.py``, imported from a temporary folder."""
+    text = HOW_TO.read_text(encoding="utf-8")
+    match = re.search(r"<!-- file: acme_notes/plugin.py -->\n```python\n(.*?)```", text, re.S)
+    assert match is not None
+    path = tmp_path / "acme_notes_plugin.py"
+    path.write_text(match[1], encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("acme_notes_plugin", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+async def test_the_how_to_example_serves_notes_tools(
+    host: PluginHost, tmp_path: Path, make_tool: MakeTool
+) -> None:
+    host.register(example_plugin(tmp_path), name="acme-notes")
+    make_tool("todo", root=tmp_path / "notes-tools")
+    document = {
+        "notes": {"folder": str(tmp_path / "notes-tools")},
+        "agents": {"coder": {"tools": {"use": ["notes/todo"]}}},
+    }
+    config = parse_config(json.dumps(document), host=host)
+    async with open_agent(config, host=host) as agent:
+        assert [t.identity for t in agent.registry] == ["notes/todo"]
+    with pytest.raises(ToolNotFound, match=r"offered: todo"):
+        async with open_agent(
+            config_for(["notes/other"], host=host, notes=document["notes"]), host=host
+        ):
+            pass
+    with pytest.raises(ToolSourceUnavailable, match="open_agent"):
+        load_agent(config, host=host)
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(json.dumps({**document, "notes": {"folder": 3}}), host=host)
+    assert caught.value.field == "$.notes.folder"
