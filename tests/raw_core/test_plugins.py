@@ -160,3 +160,40 @@ def test_a_plugin_cannot_take_the_replay_provider_name(host: PluginHost) -> None
     host.register(Ships(), name="imposter")
     with pytest.raises(PluginConflict, match="'raw_core' and 'imposter'"):
         host.providers()
+
+
+@pytest.mark.parametrize(
+    ("hook", "accessor"),
+    [
+        ("raw_register_tool_sources", "tool_sources"),
+        ("raw_register_config_sections", "config_sections"),
+        ("raw_register_session_backends", "session_backends"),
+    ],
+)
+def test_new_registration_hooks_fail_loudly_naming_the_plugin(hook: str, accessor: str) -> None:
+    def raising() -> list[Any]:
+        raise RuntimeError("boom")
+
+    def not_a_list() -> Any:
+        return "records"
+
+    for function, match in ((raising, "boom"), (not_a_list, "must return a list")):
+        host = PluginHost()
+        host.register(SimpleNamespace(**{hook: hookimpl(function)}), name="acme")
+        with pytest.raises(PluginInvalid, match=match) as caught:
+            getattr(host, accessor)()
+        assert caught.value.context["plugin"] == "acme"
+
+
+def test_registered_records_are_recomputed_when_a_plugin_joins(host: PluginHost) -> None:
+    from raw_core.config import ConfigSection
+
+    def section(name: str) -> SimpleNamespace:
+        record = ConfigSection(name=name, validate=lambda value, field: value)
+        return SimpleNamespace(raw_register_config_sections=hookimpl(lambda: [record]))
+
+    host.register(section("one"), name="first")
+    assert list(host.config_sections()) == ["one"]
+    host.register(section("two"), name="second")
+    assert sorted(host.config_sections()) == ["one", "two"]
+    assert host.registered_by("config_section", "two") == "second"
