@@ -17,9 +17,16 @@ Runtime hooks may tighten what raw decided, never loosen it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+if TYPE_CHECKING:
+    from raw_core.backend import SessionBackendRecord
+    from raw_core.config import ConfigSection
+    from raw_core.plugins import ToolFolder
+    from raw_core.provider import ProviderRecord
+    from raw_core.sources import ToolSourceRecord
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
 
@@ -33,7 +40,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def raw_register_tools() -> list[Any]:  # type: ignore[empty-body]
+def raw_register_tools() -> list[ToolFolder]:  # type: ignore[empty-body]
     """Return the tools this plug-in ships, as a list of :class:`raw_core.ToolFolder`.
 
     Each folder holds a ``tool.json`` and its entry module; its folder name is the tool's
@@ -49,7 +56,7 @@ def raw_register_tools() -> list[Any]:  # type: ignore[empty-body]
 
 
 @hookspec
-def raw_register_providers() -> list[Any]:  # type: ignore[empty-body]
+def raw_register_providers() -> list[ProviderRecord]:  # type: ignore[empty-body]
     """Return the model providers this plug-in ships, as a list of
     :class:`raw_core.provider.ProviderRecord` (a name and a factory).
 
@@ -67,7 +74,7 @@ def raw_register_providers() -> list[Any]:  # type: ignore[empty-body]
 
 
 @hookspec
-def raw_register_tool_sources() -> list[Any]:  # type: ignore[empty-body]
+def raw_register_tool_sources() -> list[ToolSourceRecord]:  # type: ignore[empty-body]
     """Return the tool sources this plug-in ships, as a list of
     :class:`raw_core.sources.ToolSourceRecord` (a prefix and a factory).
 
@@ -88,7 +95,7 @@ def raw_register_tool_sources() -> list[Any]:  # type: ignore[empty-body]
 
 
 @hookspec
-def raw_register_config_sections() -> list[Any]:  # type: ignore[empty-body]
+def raw_register_config_sections() -> list[ConfigSection]:  # type: ignore[empty-body]
     """Return the top-level config keys this plug-in claims, as a list of
     :class:`raw_core.config.ConfigSection` (a name and a validator).
 
@@ -107,7 +114,7 @@ def raw_register_config_sections() -> list[Any]:  # type: ignore[empty-body]
 
 
 @hookspec
-def raw_register_session_backends() -> list[Any]:  # type: ignore[empty-body]
+def raw_register_session_backends() -> list[SessionBackendRecord]:  # type: ignore[empty-body]
     """Return the session backends this plug-in ships, as a list of
     :class:`raw_core.backend.SessionBackendRecord`.
 

@@ -1,8 +1,10 @@
 """Tool identities: the strings in ``tools.use`` and rule globs (``builtin/bash``...).
 
-The first segment names the source: ``local``, ``agent``, ``mcp`` and ``pkg`` are reserved
-for raw's own sources; any other first segment is the entry-point name of a plug-in in the
-``raw`` group (``builtin`` is raw_builtin_tools).
+The first segment names the source (:mod:`raw_core.sources`): ``local``, ``agent``, ``mcp``
+and ``pkg`` are reserved — raw serves ``local/`` and ``agent/`` itself, and only a tool
+source a plug-in registers may serve ``mcp/`` and ``pkg/``. Any other first segment is the
+entry-point name of a plug-in in the ``raw`` group that ships tool folders (``builtin`` is
+raw_builtin_tools), or a prefix a plug-in's tool source serves.
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["ENTRY_POINT_GROUP", "PluginHost", "RecordKind", "ToolFolder"]
 
 ENTRY_POINT_GROUP = "raw"
-SQLITE_BACKEND: Final = "sqlite"
+_SQLITE: Final = "sqlite"
 """The session backend raw ships itself; no plug-in may register this name."""
-PLUGIN_SERVED: Final = frozenset({"mcp", "pkg"})
+_PLUGIN_SERVED: Final = frozenset({"mcp", "pkg"})
 """The reserved identity prefixes a plug-in's tool source may serve."""
 
 RecordKind = Literal["tool_source", "config_section", "session_backend", "provider"]
@@ -189,7 +189,7 @@ class PluginHost:
         ):
             prefix = record.prefix
             _check_name(name, "tool source prefix", prefix)
-            if prefix in RESERVED_SOURCES - PLUGIN_SERVED:
+            if prefix in RESERVED_SOURCES - _PLUGIN_SERVED:
                 raise PluginConflict(
                     f"plug-in {name!r} registers a tool source for {prefix}/, which raw"
                     f" serves itself (a plug-in may serve mcp/ and pkg/ only of the reserved"
@@ -264,7 +264,7 @@ class PluginHost:
             "raw_register_session_backends", SessionBackendRecord, "SessionBackendRecord"
         ):
             _check_name(name, "session backend name", record.name)
-            if record.name == SQLITE_BACKEND:
+            if record.name == _SQLITE:
                 raise PluginConflict(
                     f"plug-in {name!r} registers a session backend named 'sqlite', which is"
                     " raw's own",
