@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import attrs
@@ -52,6 +52,7 @@ __all__ = [
 CLOSE_TIMEOUT: Final = 10.0
 """Seconds one source may take to close; closing is shielded from cancellation."""
 
+T = TypeVar("T")
 _UNSERVED: Final = {"mcp": "MCP servers", "pkg": "packages"}
 _log = logging.getLogger(__name__)
 
@@ -336,7 +337,7 @@ class SessionSources:
         source = self.source(identity.source)
         if not any(opened is source for opened in self._opened):
             await self.open(identity.source)
-        tool = await self._guard(source, "resolve", source.resolve(identity))
+        tool: object = await self._guard(source, "resolve", source.resolve(identity))
         if not isinstance(tool, LoadedTool) or tool.identity != identity.text:
             plugin = self._owners.get(identity.source, "raw_core")
             raise PluginInvalid(
@@ -347,7 +348,7 @@ class SessionSources:
             )
         return tool
 
-    async def _guard(self, source: ToolSource, step: str, awaitable: Any) -> Any:
+    async def _guard(self, source: ToolSource, step: str, awaitable: Awaitable[T]) -> T:
         """Await a source's step; a plug-in's non-raw exception becomes
         ``tool_source_unavailable`` naming the plug-in, never a bare traceback."""
         try:
