@@ -31,6 +31,8 @@ What a backend promises:
 
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
@@ -57,6 +59,7 @@ __all__ = [
     "SessionState",
     "SessionWriter",
     "ToolOutput",
+    "new_request_id",
 ]
 
 MAX_TOOL_OUTPUT_BYTES: Final = 1024 * 1024
@@ -186,6 +189,40 @@ class DisplayItem:
         """The message, for a ``message`` item (``None`` for a display-only entry)."""
         return None if isinstance(self.entry, ToolOutput | ApprovalEntry) else self.entry
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form front ends share (``raw sessions show --json``): ``seq``,
+        ``created_at`` (ISO 8601), ``kind``, and the entry's fields — ``message`` for a
+        message; ``tool_call_id``, ``content``, ``truncated`` for a tool output;
+        ``request_id``, ``tool_call_id``, ``identity``, ``arguments``, ``effects``,
+        ``state`` and ``answer`` (``{approved, by, message}`` or null) for an approval."""
+        head: dict[str, Any] = {
+            "seq": self.seq,
+            "created_at": self.created_at.isoformat(),
+            "kind": self.kind,
+        }
+        entry = self.entry
+        if isinstance(entry, ToolOutput):
+            return {
+                **head,
+                "tool_call_id": entry.tool_call_id,
+                "content": [dict(block) for block in entry.content],
+                "truncated": entry.truncated,
+            }
+        if isinstance(entry, ApprovalEntry):
+            return {
+                **head,
+                "request_id": entry.request_id,
+                "tool_call_id": entry.tool_call_id,
+                "identity": entry.identity,
+                "arguments": entry.arguments,
+                "effects": entry.effects,
+                "state": entry.state,
+                "answer": entry.answer.to_dict() if entry.answer is not None else None,
+            }
+        from raw_core.store.messages import message_to_dict
+
+        return {**head, "message": message_to_dict(entry)}
+
 
 @attrs.frozen(kw_only=True)
 class DisplayPage:
@@ -225,6 +262,13 @@ class PendingRequest:
     state: RequestState = "pending"
     answer: ApprovalAnswer | None = None
     answered_at: datetime | None = None
+
+
+def new_request_id() -> str:
+    """A fresh pending-request id: ``req_``, then 32 lowercase hex digits (the creation
+    time in milliseconds, then 80 random bits), so ids sort by creation and are unique
+    across processes. Every backend stores ids of this form."""
+    return f"req_{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
 
 
 # --- the protocols -----------------------------------------------------------------------

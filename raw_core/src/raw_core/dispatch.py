@@ -24,7 +24,7 @@ import logging
 import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
 
@@ -72,12 +72,16 @@ from raw_core.results import (
     normalize_content,
 )
 
+if TYPE_CHECKING:
+    from raw_core.agent import Agent
+
 __all__ = [
     "DEFAULT_HANDLER_TIMEOUT",
     "DEFAULT_MAX_ARGUMENT_BYTES",
     "Dispatcher",
     "PolicyDecision",
     "PolicyView",
+    "PreparedCall",
 ]
 
 logger = logging.getLogger("raw_core.dispatch")
@@ -120,6 +124,28 @@ class _AllowAll:
 
 
 _ALLOW: Final = Verdict(decision="allow")
+
+
+class PreparedCall:
+    """A call after steps 1-3: its tool, frozen arguments and effects, the context its
+    handler gets, and the payload hooks see."""
+
+    __slots__ = ("arguments", "context", "effects", "info", "tool")
+
+    def __init__(
+        self,
+        *,
+        tool: LoadedTool,
+        arguments: Any,
+        effects: Any,
+        context: ToolContext,
+        info: CallInfo,
+    ) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        self.effects = effects
+        self.context = context
+        self.info = info
 
 
 class Dispatcher:
@@ -166,6 +192,36 @@ class Dispatcher:
         self._async_handlers: dict[str, bool] = {}
         self.hook_events = hook_events
 
+    @classmethod
+    def for_agent(
+        cls,
+        agent: Agent,
+        *,
+        host: PluginHost | None,
+        approval: ApprovalCallback | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        max_output_bytes: int | None = None,
+        skills: Any = None,
+        hook_events: bool = True,
+    ) -> Dispatcher:
+        """The dispatcher of ``agent``: its tools, rules, variables, skills, result cap
+        and handler time limit, as its config says. This is the one place raw maps an
+        agent onto a dispatcher, so a turn, ``raw tools call`` and ``raw policy explain``
+        cannot differ. ``max_output_bytes`` overrides the agent's cap; ``skills`` is the
+        session's view of the agent's skills (a fresh one by default)."""
+        return cls(
+            agent.registry,
+            agent.policy,
+            host=host,
+            approval=approval,
+            cwd=cwd,
+            max_output_bytes=max_output_bytes or agent.config.max_output_bytes,
+            handler_timeout=agent.config.handler_timeout_ms / 1000,
+            vars=agent.vars,
+            skills=skills if skills is not None else agent.skills.for_session(),
+            hook_events=hook_events,
+        )
+
     def _is_async(self, tool: LoadedTool) -> bool:
         """Whether the handler is ``async def`` (asked once per tool, then remembered)."""
         known = self._async_handlers.get(tool.identity)
@@ -188,26 +244,9 @@ class Dispatcher:
             if signal.cancelled:
                 raise Cancelled("the call was cancelled before it started")
             tool = self._select(call.name)
-            arguments = self._validate(tool, call.arguments)
-            context = ToolContext(
-                cwd=self.cwd,
-                tool_call_id=call.id,
-                identity=tool.identity,
-                max_output_bytes=self.max_output_bytes,
-                signal=signal,
-                vars=self.vars,
-                skills=self.skills,
-            )
-            effects = self._effects(tool, arguments, context)
-            info = CallInfo(
-                identity=tool.identity,
-                name=tool.name,
-                tool_call_id=call.id,
-                arguments=arguments,
-                effects=effects,
-                has_effects=tool.describe_effects is not None,
-                source=call.source,
-            )
+            prepared = self.prepare(tool, call, signal)
+            arguments, effects = prepared.arguments, prepared.effects
+            context, info = prepared.context, prepared.info
             verdict = self._decide(tool, arguments, effects)
             # Hooks, approval and middlewares receive the frozen values; a dict can still be
             # changed through dict's own methods, so check nothing did before each use.
@@ -237,6 +276,37 @@ class Dispatcher:
         if self.observers or (self.host is not None and self.hook_events):
             self._emit(call, tool, arguments, effects, result)
         return result
+
+    def prepare(
+        self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal | None = None
+    ) -> PreparedCall:
+        """Steps 2 and 3 for ``tool``: the arguments parsed, validated and frozen, the
+        context the handler will get, and the intended effects, validated. Raises
+        ``invalid_arguments`` or ``effects_invalid``. A turn, ``raw tools call`` and
+        ``raw policy explain`` all prepare calls here."""
+        arguments = self._validate(tool, call.arguments)
+        context = ToolContext(
+            cwd=self.cwd,
+            tool_call_id=call.id,
+            identity=tool.identity,
+            max_output_bytes=self.max_output_bytes,
+            signal=signal if signal is not None else CancellationSignal(),
+            vars=self.vars,
+            skills=self.skills,
+        )
+        effects = self._effects(tool, arguments, context)
+        info = CallInfo(
+            identity=tool.identity,
+            name=tool.name,
+            tool_call_id=call.id,
+            arguments=arguments,
+            effects=effects,
+            has_effects=tool.describe_effects is not None,
+            source=call.source,
+        )
+        return PreparedCall(
+            tool=tool, arguments=arguments, effects=effects, context=context, info=info
+        )
 
     def _select(self, name: str) -> LoadedTool:
         tool = self.registry.by_name(name)
@@ -327,7 +397,7 @@ class Dispatcher:
         )
         try:
             approved = await self._guard(signal, None, self.approval(request))
-        except Cancelled:
+        except (Cancelled, ApprovalUnavailable):
             raise
         except Exception as exc:
             raise ApprovalDenied(

@@ -15,6 +15,8 @@ import attrs
 from raw_core.frozen import thaw
 
 __all__ = [
+    "ApprovalAnswered",
+    "ApprovalRequested",
     "AssistantCommitted",
     "LoopEvent",
     "RuntimeChanged",
@@ -111,6 +113,39 @@ class ToolCallFinished:
 
 
 @attrs.frozen(kw_only=True)
+class ApprovalRequested:
+    """A call waits for approval: a pending request, answerable by any front end through
+    its ``request_id`` (``deadline`` is ISO 8601, or ``None`` while the session's own
+    front end is asking)."""
+
+    request_id: str
+    tool_call_id: str
+    identity: str
+    name: str
+    arguments: Any
+    effects: Any
+    reason: str | None
+    deadline: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("approval_requested", self)
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalAnswered:
+    """A pending approval ended: ``state`` is ``approved``, ``denied``, ``expired`` or
+    ``cancelled``; ``answer`` (``{approved, by, message}``) says who answered."""
+
+    request_id: str
+    tool_call_id: str
+    state: str
+    answer: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("approval_answered", self)
+
+
+@attrs.frozen(kw_only=True)
 class Usage:
     """Token counts of one request."""
 
@@ -144,6 +179,8 @@ LoopEvent = (
     | AssistantCommitted
     | ToolCallStarted
     | ToolCallFinished
+    | ApprovalRequested
+    | ApprovalAnswered
     | Usage
     | TurnEnded
 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import attrs
@@ -24,12 +24,18 @@ from raw_core.errors import Cancelled, HookDenied, HookFailed, Timeout
 from raw_core.plugins import PluginHost
 from raw_core.registry import ToolDefinition
 
+if TYPE_CHECKING:
+    from raw_core.agent import Agent
+
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
+    "HookAnswer",
     "Middleware",
     "collect_middlewares",
     "describe_definitions",
     "emit_event",
+    "explain_check_hooks",
+    "model_definitions",
     "run_check_hooks",
 ]
 
@@ -69,6 +75,14 @@ def describe_definitions(
     return result
 
 
+def model_definitions(agent: Agent, host: PluginHost | None) -> list[ToolDefinition]:
+    """What the model receives of ``agent``'s tools: the exposed ones in ``tools.use``
+    order, with descriptions rewritten by the plug-ins' ``raw_tool_describe`` hooks. A turn
+    and ``raw tools list`` both show this."""
+    definitions = agent.definitions()
+    return describe_definitions(definitions, host) if host is not None else definitions
+
+
 async def run_check_hooks(
     host: PluginHost,
     call: CallInfo,
@@ -87,35 +101,104 @@ async def run_check_hooks(
     that also honours the call's cancellation signal); by default ``anyio.fail_after``.
     """
     for impl in host.hook.raw_tool_check.get_hookimpls():
-        name = impl.plugin_name
-        try:
-            answer = _call_impl(impl, call=call, verdict=verdict)
-            if inspect.isawaitable(answer):
-                answer = await (wait or _wait_with_limit)(answer, limit)
-        except (TimeoutError, Timeout):
-            raise HookFailed(
-                f"check hook of plug-in {name!r} did not answer within {limit:g} s", hook=name
-            ) from None
-        except Cancelled:
-            raise
-        except Exception as exc:
-            raise HookFailed(
-                f"check hook of plug-in {name!r} raised {type(exc).__name__}: {exc}", hook=name
-            ) from exc
+        answer = await _check_one(impl, call, verdict, limit, wait)
         if answer is None:
             continue
-        if not isinstance(answer, Verdict) or answer.decision not in ("allow", "ask", "deny"):
-            raise HookFailed(
-                f"check hook of plug-in {name!r} answered {type(answer).__name__}, not a Verdict",
-                hook=name,
-            )
         if answer.decision == "deny":
-            raise HookDenied(answer.reason or f"denied by plug-in {name!r}", hook=name)
+            raise HookDenied(
+                answer.reason or f"denied by plug-in {impl.plugin_name!r}", hook=impl.plugin_name
+            )
         if answer.tighter_than(verdict):
             verdict = Verdict(
-                decision=answer.decision, reason=answer.reason or f"plug-in {name!r} asks"
+                decision=answer.decision,
+                reason=answer.reason or f"plug-in {impl.plugin_name!r} asks",
             )
     return verdict
+
+
+@attrs.frozen(kw_only=True)
+class HookAnswer:
+    """What one check hook answered about a call, for ``raw policy explain``: its
+    decision (``None`` when it passed), its reason, or the error that fails the call
+    closed (``{"code", "message"}``)."""
+
+    plugin: str
+    decision: str | None
+    reason: str | None = None
+    error: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{plugin, decision, reason, error}``."""
+        return {
+            "plugin": self.plugin,
+            "decision": self.decision,
+            "reason": self.reason,
+            "error": self.error,
+        }
+
+
+async def explain_check_hooks(
+    host: PluginHost,
+    call: CallInfo,
+    verdict: Verdict,
+    *,
+    limit: float = DEFAULT_HOOK_TIMEOUT,
+) -> tuple[list[HookAnswer], Verdict]:
+    """Ask every ``raw_tool_check`` hook, as a call would, and record each answer; the
+    second item is the verdict the call would get (a hook that fails makes it a deny).
+    Unlike :func:`run_check_hooks` it asks every hook, also after a deny, so an
+    explanation shows them all."""
+    answers: list[HookAnswer] = []
+    final = verdict
+    for impl in host.hook.raw_tool_check.get_hookimpls():
+        try:
+            answer = await _check_one(impl, call, verdict, limit, None)
+        except HookFailed as exc:
+            answers.append(HookAnswer(plugin=impl.plugin_name, decision=None, error=exc.to_dict()))
+            final = Verdict(decision="deny", reason=exc.message)
+            continue
+        if answer is None:
+            answers.append(HookAnswer(plugin=impl.plugin_name, decision=None))
+            continue
+        answers.append(
+            HookAnswer(plugin=impl.plugin_name, decision=answer.decision, reason=answer.reason)
+        )
+        if answer.tighter_than(final):
+            final = answer
+    return answers, final
+
+
+async def _check_one(
+    impl: Any,
+    call: CallInfo,
+    verdict: Verdict,
+    limit: float,
+    wait: Callable[[Awaitable[Any], float], Awaitable[Any]] | None,
+) -> Verdict | None:
+    """One check hook's answer (awaited when it is awaitable), or :class:`HookFailed`."""
+    name = impl.plugin_name
+    try:
+        answer = _call_impl(impl, call=call, verdict=verdict)
+        if inspect.isawaitable(answer):
+            answer = await (wait or _wait_with_limit)(answer, limit)
+    except (TimeoutError, Timeout):
+        raise HookFailed(
+            f"check hook of plug-in {name!r} did not answer within {limit:g} s", hook=name
+        ) from None
+    except Cancelled:
+        raise
+    except Exception as exc:
+        raise HookFailed(
+            f"check hook of plug-in {name!r} raised {type(exc).__name__}: {exc}", hook=name
+        ) from exc
+    if answer is None:
+        return None
+    if not isinstance(answer, Verdict) or answer.decision not in ("allow", "ask", "deny"):
+        raise HookFailed(
+            f"check hook of plug-in {name!r} answered {type(answer).__name__}, not a Verdict",
+            hook=name,
+        )
+    return answer
 
 
 async def _wait_with_limit(awaitable: Awaitable[Any], limit: float) -> Any:

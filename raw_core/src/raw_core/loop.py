@@ -10,11 +10,12 @@ request is recorded as ``max_steps`` and never runs), when a request fails, or w
 is cancelled (finished results are kept; every unfinished call gets a ``cancelled`` result).
 Every turn emits exactly one :class:`~raw_core.events.TurnEnded`.
 
-Use it through :class:`Runtime`::
+Front ends use it through the session service (:class:`raw_core.app.App`), which builds
+the :class:`Runtime` from a config; an embedding app may also build one itself::
 
-    runtime = Runtime(store, host=host)
-    async with runtime.open_session(agent, provider) as session:
-        ended = await session.run_turn("Fix the failing test", on_event=print)
+    runtime = Runtime(backend, host=host)
+    async with runtime.open_session(agent, provider, front_end=front_end) as session:
+        ended = await session.run_turn("Fix the failing test")
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import anyio
 import attrs
 
 from raw_core.agent import Agent
+from raw_core.approvals import ApprovalBroker
+from raw_core.backend import SessionBackend, SessionState, SessionWriter
 from raw_core.calls import ApprovalCallback, CancellationSignal
 from raw_core.calls import ToolCall as DispatchCall
 from raw_core.dispatch import Dispatcher
@@ -56,8 +59,9 @@ from raw_core.events import (
     TurnStarted,
     Usage,
 )
+from raw_core.frontend import CallbackFrontEnd, FrontEnd
 from raw_core.frozen import thaw
-from raw_core.hooks import describe_definitions
+from raw_core.hooks import model_definitions
 from raw_core.plugins import PluginHost
 from raw_core.provider import (
     ModelRequest,
@@ -80,13 +84,12 @@ from raw_core.store import (
     JsonBlock,
     Message,
     ProviderPart,
-    SessionStore,
-    SessionWriter,
     TextBlock,
     ToolCall,
     ToolResultMessage,
     UserMessage,
     VarPlaceholder,
+    tool_output_for,
 )
 
 __all__ = ["Runtime", "Session", "VarResolver"]
@@ -130,6 +133,15 @@ def _error_message(call_id: str, code: str, text: str) -> ToolResultMessage:
         error_code=code,
         content=(TextBlock(text=f"error [{code}]: {text}"),),
     )
+
+
+def _absolute(path: str | os.PathLike[str] | None) -> str | None:
+    """``path`` made absolute (against the current directory), or None."""
+    return os.path.abspath(path) if path is not None else None
+
+
+def _ignore(event: LoopEvent) -> None:
+    """The emitter outside a turn."""
 
 
 def _cancelled(signal: CancellationSignal) -> bool:
@@ -188,10 +200,12 @@ class Session:
         tools: Sequence[ModelTool],
         resolve_var: VarResolver | None,
         skills: SkillService,
+        front_end: FrontEnd,
     ) -> None:
         self.agent = agent
         self.provider = provider
         self.dispatcher = dispatcher
+        self.front_end = front_end
         self._writer = writer
         self._host = host
         self._tools = tuple(tools)
@@ -207,6 +221,8 @@ class Session:
         self._has_placeholders = False
         self._saved_seen: dict[str, str] = {}
         self._tools_state: dict[str, Any] | None = None
+        self._state = SessionState()
+        self._emit: Callable[[LoopEvent], None] = _ignore
         self._pending_calls: list[ToolCall] = []
         self._running_call: str | None = None  # the id of the call being dispatched
         self._steps_taken = 0
@@ -228,16 +244,18 @@ class Session:
 
     # --- opening -------------------------------------------------------------------------
 
-    def _commit(self, messages: Sequence[Message]) -> None:
-        """Append to both streams of the store, and to the in-memory copy of the context
-        (this session holds the write lock, so the copy cannot go stale)."""
-        self._writer.append(messages)
+    async def _commit(self, messages: Sequence[Message], display: Sequence[Any] = ()) -> None:
+        """Append ``messages`` to both streams of the session (and ``display``, display-only
+        entries, to its display history) in one transaction, and the messages to the
+        in-memory copy of the context (this session holds the write lock, so the copy
+        cannot go stale)."""
+        await self._writer.append([*messages, *display] if display else messages)
         self._context.extend(messages)
         self._has_placeholders = self._has_placeholders or _has_placeholder(messages)
 
-    def _prepare(self) -> None:
+    async def _prepare(self) -> None:
         """Repair an interrupted turn, and compare the tools with the ones last used."""
-        context = self._writer.read_context()
+        context = await self._writer.read_context()
         self._context = list(context)
         self._has_placeholders = _has_placeholder(context)
         position = next(
@@ -258,10 +276,12 @@ class Session:
             }
             missing = [c for c in last.tool_calls if c.id not in answered]
             if missing:
-                self._commit([_error_message(c.id, Cancelled.code, _INTERRUPTED) for c in missing])
-        state = self._writer.state()
+                await self._commit(
+                    [_error_message(c.id, Cancelled.code, _INTERRUPTED) for c in missing]
+                )
+        state = self._state = await self._writer.state()
         digests = {tool.name: _tool_digest(tool) for tool in self._tools}
-        before = state.get("tools")
+        before = dict(state.tool_digests) if state.tool_digests is not None else None
         if isinstance(before, dict) and before != digests:
             self._pending_change = RuntimeChanged(
                 session_id=self.id,
@@ -271,27 +291,31 @@ class Session:
                     sorted(n for n in set(digests) & set(before) if digests[n] != before[n])
                 ),
             )
-        seen = state.get("skills_seen")
-        self._skills.seen = dict(seen) if isinstance(seen, dict) else {}
+        self._skills.seen = dict(state.skills_seen)
         self._saved_seen = dict(self._skills.seen)
         # The new definitions are recorded when a turn starts and announces the change, so
         # a session opened and closed without a turn still announces it next time.
         self._tools_state = (
-            {"tools": digests, "cache_key": self._cache_key}
-            if before != digests or state.get("cache_key") != self._cache_key
+            {"tool_digests": digests, "cache_key": self._cache_key}
+            if before != digests or state.cache_key != self._cache_key
             else None
         )
 
-    def _record_tools(self) -> None:
+    async def _set_state(self, **changes: Any) -> None:
+        state = attrs.evolve(self._state, **changes)
+        await self._writer.set_state(state)
+        self._state = state
+
+    async def _record_tools(self) -> None:
         if self._tools_state is not None:
-            self._writer.set_state({**self._writer.state(), **self._tools_state})
+            await self._set_state(**self._tools_state)
             self._tools_state = None
 
-    def _save_skills_seen(self) -> None:
+    async def _save_skills_seen(self) -> None:
         """Record which skill texts the model has read, as soon as that changes (so a crash
         later in the turn does not forget it)."""
         if self._skills.seen != self._saved_seen:
-            self._writer.set_state({**self._writer.state(), "skills_seen": dict(self._skills.seen)})
+            await self._set_state(skills_seen=dict(self._skills.seen))
             self._saved_seen = dict(self._skills.seen)
 
     def _user_message(self, prompt: str) -> UserMessage:
@@ -311,6 +335,10 @@ class Session:
 
     # --- a turn --------------------------------------------------------------------------
 
+    def emit_event(self, event: LoopEvent) -> None:
+        """Give ``event`` to the running turn's listeners (ignored outside a turn)."""
+        self._emit(event)
+
     def cancel(self, reason: str = "cancelled by the user") -> None:
         """Cancel the running turn, if any (from the event loop's thread)."""
         if self._signal is not None:
@@ -323,10 +351,10 @@ class Session:
         on_event: Callable[[LoopEvent], Any] | None = None,
         signal: CancellationSignal | None = None,
     ) -> TurnEnded:
-        """Run one turn; ``on_event`` receives each event (its failures are logged, not
-        raised). Returns the terminal event. ``signal`` lets the caller cancel the turn
-        (:meth:`cancel` does too). Raises ``turn_in_progress`` when a turn is already
-        running in this session."""
+        """Run one turn; ``on_event`` (by default the front end's) receives each event
+        (its failures are logged, not raised). Returns the terminal event. ``signal`` lets
+        the caller cancel the turn (:meth:`cancel` does too). Raises
+        ``turn_in_progress`` when a turn is already running in this session."""
         if self._lock.locked():
             raise TurnInProgress(f"session {self.id} is running a turn", session_id=self.id)
         async with self._lock:
@@ -372,6 +400,8 @@ class Session:
 
     def _emitter(self, on_event: Callable[[LoopEvent], Any] | None) -> Callable[[LoopEvent], None]:
         hooks = self._host.hook.raw_session_event.get_hookimpls() if self._host is not None else []
+        if on_event is None and getattr(self.front_end, "wants_events", True):
+            on_event = self.front_end.on_event
         # With nobody listening, the events of each step (deltas, calls, results) are not
         # built at all; the terminal event is still returned by run_turn.
         self._listening = on_event is not None or bool(hooks)
@@ -388,6 +418,7 @@ class Session:
                 except Exception:
                     logger.exception("raw_session_event of plug-in %r failed", impl.plugin_name)
 
+        self._emit = emit
         return emit
 
     async def _turn(
@@ -413,19 +444,20 @@ class Session:
                 # Cancelled by the signal during a request, or from outside (a cancel scope,
                 # a task group, Ctrl-C): record the calls that have no result yet and end
                 # the turn properly, then let the cancellation go on (this turn's own scope
-                # stops the signal's). Nothing here awaits, so nothing here can be cancelled.
+                # stops the signal's). The records are written shielded from the
+                # cancellation, so they are written whole.
                 end = TurnEnded(reason="cancelled", steps=self._steps_taken)
-                with contextlib.suppress(RawError):
-                    self._cancel_rest(self._pending_calls)
-                    self._save_skills_seen()
-                    self._writer.end_turn()
+                with anyio.CancelScope(shield=True), contextlib.suppress(RawError):
+                    await self._cancel_rest(self._pending_calls)
+                    await self._save_skills_seen()
+                    await self._writer.end_turn()
                 emit(end)
                 raise
         if scope.cancelled_caught:
             return end
         try:
-            self._save_skills_seen()
-            self._writer.end_turn()
+            await self._save_skills_seen()
+            await self._writer.end_turn()
         except RawError as exc:
             if end.error is None:
                 end = TurnEnded(reason="error", steps=end.steps, error=exc.to_dict())
@@ -442,8 +474,8 @@ class Session:
         self._running_call = None
         end: TurnEnded
         try:
-            self._commit([self._user_message(prompt)])
-            self._record_tools()
+            await self._commit([self._user_message(prompt)])
+            await self._record_tools()
             while True:
                 if signal.cancelled:
                     end = TurnEnded(reason="cancelled", steps=steps)
@@ -451,7 +483,7 @@ class Session:
                 steps += 1
                 self._steps_taken = steps
                 assistant = await self._request(steps, signal, emit)
-                self._commit([assistant])
+                await self._commit([assistant])
                 self._pending_calls = list(assistant.tool_calls)
                 if self._listening:
                     emit(
@@ -468,7 +500,7 @@ class Session:
                     end = TurnEnded(reason="completed", steps=steps)
                     break
                 if steps >= self.agent.config.max_steps:
-                    self._commit(
+                    await self._commit(
                         [
                             _error_message(
                                 c.id,
@@ -597,7 +629,7 @@ class Session:
         """Run the calls in order; return whether the turn was cancelled."""
         for index, call in enumerate(calls):
             if signal.cancelled:
-                self._cancel_rest(calls[index:])
+                await self._cancel_rest(calls[index:])
                 return True
             if self._listening:
                 emit(
@@ -607,10 +639,15 @@ class Session:
             result = await self.dispatcher.dispatch(
                 DispatchCall(id=call.id, name=call.name, arguments=call.arguments), signal=signal
             )
-            self._commit([_result_message(call.id, result)])
+            # What the user saw, when the model received less: the uncapped output, kept in
+            # the display history only (the model context holds the capped copy).
+            display = (
+                (tool_output_for(call.id, thaw(result.full_content)),) if result.truncated else ()
+            )
+            await self._commit([_result_message(call.id, result)], display)
             self._running_call = None
             self._pending_calls = list(calls[index + 1 :])
-            self._save_skills_seen()
+            await self._save_skills_seen()
             if self._listening:
                 emit(
                     ToolCallFinished(
@@ -624,18 +661,18 @@ class Session:
                     )
                 )
             if result.code == Cancelled.code:
-                self._cancel_rest(calls[index + 1 :])
+                await self._cancel_rest(calls[index + 1 :])
                 return True
         return False
 
-    def _cancel_rest(self, calls: Sequence[ToolCall]) -> None:
+    async def _cancel_rest(self, calls: Sequence[ToolCall]) -> None:
         """Record a cancelled result for each call without one (the one running when the
         turn was stopped from outside may have done part of its work)."""
         self._pending_calls = []
         running, self._running_call = self._running_call, None
         if not calls:
             return
-        self._commit(
+        await self._commit(
             [
                 _error_message(
                     c.id,
@@ -651,12 +688,24 @@ class Session:
 
 
 class Runtime:
-    """Runs sessions: one store and one plug-in host, any number of sessions at once (each
-    session one turn at a time)."""
+    """Runs sessions: one session backend and one plug-in host, any number of sessions at
+    once (each session one turn at a time).
 
-    def __init__(self, store: SessionStore, *, host: PluginHost | None = None) -> None:
-        self.store = store
+    ``approval_wait``: when a session's front end cannot ask anybody, how many seconds an
+    approval request waits for another front end to answer it by id before it ends as
+    ``approval_unavailable`` (0, the default: at once, without storing a request).
+    """
+
+    def __init__(
+        self,
+        backend: SessionBackend,
+        *,
+        host: PluginHost | None = None,
+        approval_wait: float = 0.0,
+    ) -> None:
+        self.backend = backend
         self.host = host
+        self.approval_wait = approval_wait
 
     @asynccontextmanager
     async def open_session(
@@ -664,42 +713,56 @@ class Runtime:
         agent: Agent,
         provider: Provider,
         *,
+        front_end: FrontEnd | None = None,
         session_id: str | None = None,
         title: str = "",
         cwd: str | os.PathLike[str] | None = None,
-        approval: ApprovalCallback | None = None,
         resolve_var: VarResolver | None = None,
         max_output_bytes: int | None = None,
         wait: float | None = None,
     ) -> AsyncIterator[Session]:
         """Start a session (``session_id`` None) or resume one, holding its write lock for
         the block. Raises ``session_locked`` when another writer holds it, and
-        ``session_not_found`` for an unknown id."""
+        ``session_not_found`` for an unknown id.
+
+        ``front_end`` receives the events and approves calls (default: nobody, so an ask
+        ends as ``approval_unavailable``). ``cwd`` is where tools run: by default the
+        directory the session was started in (a resumed session keeps it), else the
+        current one.
+        """
+        front_end = front_end if front_end is not None else CallbackFrontEnd()
+        backend = self.backend
+        given_cwd = _absolute(cwd)
         if session_id is None:
-            session_id = self.store.create(title).id
-        writer = self.store.open_writer(session_id, wait=wait)
-        try:
+            session_id = (await backend.create(title=title, cwd=given_cwd or _absolute("."))).id
+        async with backend.open_writer(session_id, wait=wait) as writer:
+            state = await writer.state()
+            session_cwd = given_cwd or state.cwd or _absolute(".")
+            if state.cwd != session_cwd:
+                state = attrs.evolve(state, cwd=session_cwd)
+                await writer.set_state(state)
+            broker: ApprovalCallback | None = None
+            if front_end.can_approve or self.approval_wait > 0:
+                broker = ApprovalBroker(
+                    session_id=session_id,
+                    writer=writer,
+                    backend=backend,
+                    front_end=front_end,
+                    wait=self.approval_wait,
+                )
             skills = agent.skills.for_session()
-            dispatcher = Dispatcher(
-                agent.registry,
-                agent.policy,
+            dispatcher = Dispatcher.for_agent(
+                agent,
                 host=self.host,
-                approval=approval,
-                cwd=cwd,
-                max_output_bytes=max_output_bytes or agent.config.max_output_bytes,
-                handler_timeout=agent.config.handler_timeout_ms / 1000,
-                vars=agent.vars,
+                approval=broker,
+                cwd=session_cwd,
+                max_output_bytes=max_output_bytes,
                 skills=skills,
                 hook_events=False,
             )
-            definitions = (
-                describe_definitions(agent.definitions(), self.host)
-                if self.host is not None
-                else agent.definitions()
-            )
             tools = [
                 ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
-                for d in definitions
+                for d in model_definitions(agent, self.host)
             ]
             session = Session(
                 agent=agent,
@@ -710,8 +773,9 @@ class Runtime:
                 tools=tools,
                 resolve_var=resolve_var,
                 skills=skills,
+                front_end=front_end,
             )
-            session._prepare()
+            if isinstance(broker, ApprovalBroker):
+                broker.emit = session.emit_event
+            await session._prepare()
             yield session
-        finally:
-            writer.close()
