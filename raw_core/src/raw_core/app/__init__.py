@@ -1,0 +1,18 @@
+"""The session service: the one composition of raw that every front end uses.
+
+From a config, a plug-in host and options, :class:`App` builds the agent, its provider,
+the session backend, the runtime and the one dispatcher factory, and offers the session
+operations a front end needs: open or resume a session and run turns in it (streaming
+their events, cancelling them), answer a pending request by id, list / page / follow /
+delete / prune sessions, call one tool through the full pipeline, explain a call, list
+what the model receives, and check a model. The reference CLI ``raw`` is one client of
+it; the ACP server and the dashboard are others. See ``docs/how-to/embed.md``.
+"""
+
+from __future__ import annotations
+
+from raw_core.app._explain import Explanation
+from raw_core.app._probe import ModelCheck
+from raw_core.app._service import App, ToolListing
+
+__all__ = ["App", "Explanation", "ModelCheck", "ToolListing"]

@@ -1,0 +1,109 @@
+"""``check_model``: one tiny streamed request, and what worked."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Final
+
+import anyio
+import attrs
+
+from raw_core.errors import ProviderUnavailable, RawError
+from raw_core.provider import (
+    ModelRequest,
+    Provider,
+    StopEvent,
+    TextDelta,
+    UsageEvent,
+    prompt_cache_key,
+)
+from raw_core.store.messages import UserMessage
+
+__all__ = ["CHECK_PROMPT", "CHECK_SYSTEM", "ModelCheck", "probe_model"]
+
+CHECK_SYSTEM: Final = "You are a connectivity check. Answer with the single word: ok"
+CHECK_PROMPT: Final = "Reply with the single word ok."
+
+
+@attrs.frozen(kw_only=True)
+class ModelCheck:
+    """What one check request showed: ``ok`` when a complete answer arrived; the streamed
+    ``text`` and its number of ``fragments``, ``stop_reason``, ``usage`` (token counts or
+    None), seconds to the first event and in all, and the ``error`` (``{code, message,
+    ...}``) when it failed."""
+
+    ok: bool
+    text: str
+    fragments: int
+    stop_reason: str | None
+    usage: dict[str, int] | None
+    first_event_seconds: float | None
+    seconds: float
+    error: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``raw models check --json`` adds the model's description)."""
+        return attrs.asdict(self)
+
+
+async def probe_model(provider: Provider, seconds: float) -> ModelCheck:
+    """Stream one request through ``provider`` within ``seconds``; never raises for a
+    failed request (it is reported). The provider is closed at the end."""
+    request = ModelRequest(
+        system=CHECK_SYSTEM,
+        tools=(),
+        messages=(UserMessage.from_text(CHECK_PROMPT),),
+        cache_key=prompt_cache_key(CHECK_SYSTEM, ()),
+    )
+    text: list[str] = []
+    usage: dict[str, int] | None = None
+    stop: str | None = None
+    error: dict[str, Any] | None = None
+    started = time.monotonic()
+    first: float | None = None
+    stream = provider.stream(request)
+    try:
+        with anyio.fail_after(seconds):
+            async for event in stream:
+                if first is None:
+                    first = time.monotonic() - started
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                elif isinstance(event, UsageEvent):
+                    usage = {
+                        "input_tokens": event.input_tokens,
+                        "output_tokens": event.output_tokens,
+                        "cache_read_tokens": event.cache_read_tokens,
+                        "cache_write_tokens": event.cache_write_tokens,
+                    }
+                elif isinstance(event, StopEvent):
+                    stop = event.reason
+    except TimeoutError:
+        failure = ProviderUnavailable(
+            f"no complete answer within {seconds:g} s", provider=provider.name
+        )
+        error = failure.to_dict()
+    except RawError as exc:
+        error = exc.to_dict()
+    except Exception as exc:  # a provider that raises something else: its type only
+        error = {"code": "provider_error", "message": f"the provider failed: {type(exc).__name__}"}
+    finally:
+        with anyio.CancelScope(shield=True):
+            end = getattr(stream, "aclose", None)
+            if end is not None:
+                await end()
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+    if error is None and stop is None:
+        error = {"code": "provider_error", "message": "the stream ended without a stop reason"}
+    return ModelCheck(
+        ok=error is None,
+        text="".join(text),
+        fragments=len(text),
+        stop_reason=stop,
+        usage=usage,
+        first_event_seconds=round(first, 3) if first is not None else None,
+        seconds=round(time.monotonic() - started, 3),
+        error=error,
+    )

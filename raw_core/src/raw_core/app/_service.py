@@ -1,0 +1,482 @@
+"""The session service: :class:`App`, the one composition every front end uses."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+
+from raw_core.agent import Agent, open_agent
+from raw_core.app._explain import Explanation, explain_call
+from raw_core.app._probe import ModelCheck, probe_model
+from raw_core.backend import (
+    ApprovalAnswer,
+    DisplayPage,
+    PendingRequest,
+    SessionBackend,
+    SessionBackendRecord,
+    SessionInfo,
+)
+from raw_core.calls import ToolCall
+from raw_core.config import Config, load_config
+from raw_core.discovery import find_config
+from raw_core.dispatch import Dispatcher
+from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError, ToolUnknown
+from raw_core.frontend import CallbackFrontEnd, FrontEnd
+from raw_core.hooks import model_definitions
+from raw_core.loop import Runtime, Session
+from raw_core.models import credential_status, make_provider
+from raw_core.plugins import PluginHost
+from raw_core.provider import Provider
+from raw_core.registry import ToolDefinition
+from raw_core.results import ToolResult
+from raw_core.store import SQLITE_BACKEND, SqliteBackend
+from raw_core.variables import VarService
+
+__all__ = ["App", "ToolListing"]
+
+
+@attrs.frozen(kw_only=True)
+class ToolListing:
+    """An agent's tools as its model receives them: ``definitions`` in ``tools.use``
+    order (exposed ones only), ``hidden`` the selected tools an unconditional deny hides
+    (identity -> the rule's index), ``selected`` how many tools the agent selects."""
+
+    agent: str
+    selected: int
+    definitions: tuple[ToolDefinition, ...]
+    hidden: Mapping[str, int]
+
+
+class App:
+    """The session service: one config, one plug-in host, one session backend, and every
+    operation a front end needs. Make one with :meth:`open`::
+
+        async with App.open("raw.json") as app:
+            async with app.open_session(front_end=my_front_end) as session:
+                ended = await session.run_turn("Fix the failing test")
+
+    Each session loads its agent (opening the tool sources it selects) when it opens and
+    closes them when it ends; ``call_tool``, ``explain`` and ``tool_definitions`` load it
+    the same way, through the same dispatcher factory, so they match a real turn.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: Config,
+        host: PluginHost,
+        backend: SessionBackend | Callable[[], Awaitable[SessionBackend]],
+        provider: Provider | None = None,
+        local_dir: Path | None = None,
+        approval_wait: float = 0.0,
+    ) -> None:
+        self.config = config
+        self.host = host
+        self._backend: SessionBackend | None = None
+        self._open_backend: Callable[[], Awaitable[SessionBackend]] | None = None
+        if isinstance(backend, SessionBackend):
+            self._backend = backend
+        else:
+            self._open_backend = backend
+        self._backend_lock = anyio.Lock()
+        self._provider = provider
+        self._local_dir = local_dir
+        self._approval_wait = approval_wait
+        self._runtime: Runtime | None = None
+        self._live: dict[str, Session] = {}
+
+    async def backend(self) -> SessionBackend:
+        """The session backend, opened on first use (commands that need no sessions, such
+        as ``call_tool`` or ``explain``, never open it)."""
+        if self._backend is None:
+            async with self._backend_lock:
+                if self._backend is None:
+                    assert self._open_backend is not None
+                    self._backend = await self._open_backend()
+        return self._backend
+
+    async def runtime(self) -> Runtime:
+        """The runtime every session of this service runs in."""
+        if self._runtime is None:
+            self._runtime = Runtime(
+                await self.backend(), host=self.host, approval_wait=self._approval_wait
+            )
+        return self._runtime
+
+    # --- composition ---------------------------------------------------------------------
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        config: Config | str | os.PathLike[str] | None = None,
+        *,
+        host: PluginHost | None = None,
+        backend: SessionBackend | None = None,
+        store_dir: str | os.PathLike[str] | None = None,
+        provider: Provider | None = None,
+        local_dir: Path | None = None,
+        approval_wait: float = 0.0,
+        config_optional: bool = False,
+        expire_after_days: float | None = None,
+    ) -> AsyncIterator[App]:
+        """Build the service and close what it opened at the end of the block.
+
+        ``config``: a :class:`~raw_core.config.Config`, a config file's path, or None for
+        the one :func:`~raw_core.discovery.find_config` finds (a trusted ``./raw.json``,
+        else the user's). ``host``: the plug-in host (default: one with the installed
+        plug-ins loaded). ``backend``: the session backend (default: the one
+        ``sessions.backend`` names; ``store_dir`` puts raw's SQLite store in another
+        folder). ``provider``: one provider for every session instead of the agents'
+        configured models (a recording, a test double). ``approval_wait``: seconds an
+        approval waits for an answer by id when the session's front end cannot ask.
+        ``config_optional``: with no config file at all, go on with an empty one (for what
+        needs only the sessions). ``expire_after_days`` overrides
+        ``sessions.expire_after_days``. The backend is opened when first needed. Raises a
+        :class:`~raw_core.errors.RawError` (``config_invalid``, ...) when the config, a
+        plug-in or the backend cannot be used.
+        """
+        if host is None:
+            host = PluginHost()
+            host.load_entry_points()
+        if not isinstance(config, Config):
+            try:
+                config = load_config(find_config(config), host=host)
+            except ConfigNotFound:
+                if not config_optional:
+                    raise
+                config = Config(agents={})
+        resolved = config
+
+        async def open_configured() -> SessionBackend:
+            return await _open_backend(resolved, host, store_dir, expire_after_days)
+
+        app = cls(
+            config=config,
+            host=host,
+            backend=backend if backend is not None else open_configured,
+            provider=provider,
+            local_dir=local_dir,
+            approval_wait=approval_wait,
+        )
+        try:
+            yield app
+        finally:
+            if backend is None and app._backend is not None:
+                with anyio.CancelScope(shield=True):
+                    await app._backend.aclose()
+
+    @asynccontextmanager
+    async def agent(self, name: str | None = None) -> AsyncIterator[Agent]:
+        """Agent ``name`` (default: the only one, or ``default_agent``) with its tool
+        sources open for the block."""
+        async with open_agent(
+            self.config, name, host=self.host, local_dir=self._local_dir
+        ) as agent:
+            yield agent
+
+    def _make_provider(self, agent: Agent) -> Provider:
+        if self._provider is not None:
+            return self._provider
+        model_name = agent.config.model
+        if model_name is None:
+            raise ConfigInvalid(
+                f"agent {agent.name!r} has no model: set agents.{agent.name}.model to one of"
+                " models",
+                field=f"$.agents.{agent.name}.model",
+            )
+        return make_provider(
+            self.host,
+            self.config.models[model_name],
+            name=model_name,
+            resolve_var=agent.vars.read_defined,
+        )
+
+    # --- sessions ------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def open_session(
+        self,
+        session_id: str | None = None,
+        *,
+        agent: str | None = None,
+        front_end: FrontEnd | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        title: str = "",
+        max_output_bytes: int | None = None,
+        wait: float | None = None,
+    ) -> AsyncIterator[Session]:
+        """Start a session (``session_id`` None) or resume one, as its one writer for the
+        block: ``session.run_turn(prompt)`` runs a turn (its events go to ``front_end``),
+        ``session.stream_turn(prompt)`` iterates over them, ``session.cancel()`` stops it.
+        ``session_locked`` when another writer holds it, ``session_not_found`` for an
+        unknown id."""
+        front_end = front_end if front_end is not None else CallbackFrontEnd()
+        async with self.agent(agent) as loaded:
+            provider = self._make_provider(loaded)
+            try:
+                runtime = await self.runtime()
+                async with runtime.open_session(
+                    loaded,
+                    provider,
+                    front_end=front_end,
+                    session_id=session_id,
+                    title=title,
+                    cwd=cwd,
+                    max_output_bytes=max_output_bytes,
+                    wait=wait,
+                ) as session:
+                    self._live[session.id] = session
+                    try:
+                        yield session
+                    finally:
+                        self._live.pop(session.id, None)
+            finally:
+                if provider is not self._provider:
+                    close = getattr(provider, "aclose", None)  # providers holding HTTP clients
+                    if close is not None:
+                        with anyio.CancelScope(shield=True):
+                            await close()
+
+    def cancel(self, session_id: str, reason: str = "cancelled by the user") -> bool:
+        """Cancel the turn running in session ``session_id`` in this process; whether one
+        was running."""
+        session = self._live.get(session_id)
+        if session is None:
+            return False
+        session.cancel(reason)
+        return True
+
+    async def answer_request(
+        self, request_id: str, *, approved: bool, by: str, message: str | None = None
+    ) -> PendingRequest:
+        """Answer a pending approval by id, from any front end (in any process): the
+        waiting call goes on at once. ``request_not_found``, or ``request_not_pending``
+        when it was answered first or ended."""
+        answer = ApprovalAnswer(approved=approved, by=by, message=message)
+        return await (await self.backend()).answer_request(request_id, answer)
+
+    async def pending_requests(self, session_id: str) -> tuple[PendingRequest, ...]:
+        """The session's requests that wait for an answer, oldest first."""
+        return await (await self.backend()).list_requests(session_id, pending_only=True)
+
+    async def list_sessions(self, *, limit: int | None = None) -> tuple[SessionInfo, ...]:
+        """Sessions, most recent activity first."""
+        return await (await self.backend()).list_sessions(limit=limit)
+
+    async def session_info(self, session_id: str) -> SessionInfo:
+        """One session's title, times and working directory."""
+        return await (await self.backend()).info(session_id)
+
+    async def page(
+        self,
+        session_id: str,
+        cursor: str | None = None,
+        *,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> DisplayPage:
+        """A page of the session's display history (what the user saw)."""
+        return await (await self.backend()).page(
+            session_id, cursor, limit=limit, newest_first=newest_first
+        )
+
+    async def tail_cursor(self, session_id: str) -> str:
+        """A cursor after the session's last item: :meth:`follow` from it gets only what
+        comes next (show the newest page, then follow the live session)."""
+        return await (await self.backend()).tail_cursor(session_id)
+
+    async def follow(self, session_id: str, cursor: str, *, limit: int = 100) -> DisplayPage:
+        """The next page after ``cursor`` as soon as the session grows (a turn another front
+        end runs, in this process or another); bound it with ``anyio.move_on_after``."""
+        return await (await self.backend()).wait_for_items(session_id, cursor, limit=limit)
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session and its history; ``session_locked`` while it is open."""
+        await (await self.backend()).delete(session_id)
+
+    async def prune(self, now: datetime | None = None) -> tuple[str, ...]:
+        """Delete the expired sessions; their ids."""
+        return await (await self.backend()).prune(now)
+
+    # --- tools ---------------------------------------------------------------------------
+
+    async def list_tools(self, agent: str | None = None) -> ToolListing:
+        """What the agent's model receives (descriptions rewritten by plug-ins, as in a
+        turn), and the selected tools hidden by an unconditional deny."""
+        async with self.agent(agent) as loaded:
+            return ToolListing(
+                agent=loaded.name,
+                selected=len(loaded.registry),
+                definitions=tuple(model_definitions(loaded, self.host)),
+                hidden=dict(loaded.policy.hidden),
+            )
+
+    async def call_tool(
+        self,
+        identity: str,
+        arguments: str | Mapping[str, Any],
+        *,
+        agent: str | None = None,
+        front_end: FrontEnd | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        max_output_bytes: int | None = None,
+    ) -> ToolResult:
+        """Run one call of ``identity`` through the seven dispatch steps, exactly as a turn
+        of the agent would (its variables, skills, result cap and handler time limit;
+        plug-ins' check hooks and middlewares); ``front_end`` approves an ask.
+
+        The result is what the model would receive: a variable's placeholder (from
+        ``read_var``) is filled in with the value, as a turn does when it builds a
+        request. Nothing is stored."""
+        front_end = front_end if front_end is not None else CallbackFrontEnd()
+        async with self.agent(agent) as loaded:
+            tool = next((t for t in loaded.registry if t.identity == identity), None)
+            if tool is None:
+                return ToolResult.from_error(
+                    ToolUnknown(
+                        f"{identity} is not selected by agent {loaded.name!r}", tool=identity
+                    )
+                )
+            dispatcher = Dispatcher.for_agent(
+                loaded,
+                host=self.host,
+                approval=_approval_of(front_end),
+                cwd=cwd,
+                max_output_bytes=max_output_bytes,
+            )
+            result = await dispatcher.dispatch(
+                ToolCall(id="call_1", name=tool.name, arguments=arguments)
+            )
+            return _with_values(result, loaded)
+
+    async def explain(
+        self,
+        identity: str,
+        arguments: str | Mapping[str, Any],
+        *,
+        agent: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> Explanation:
+        """How the agent's rules and the plug-ins' check hooks decide one call: the call
+        prepared as a turn would (validated arguments, intended effects), every rule as
+        matched or not and why, each hook's answer, and the verdicts. Raises
+        ``tool_unknown``, ``invalid_arguments`` or ``effects_invalid``."""
+        async with self.agent(agent) as loaded:
+            dispatcher = Dispatcher.for_agent(loaded, host=self.host, cwd=cwd)
+            return await explain_call(dispatcher, loaded, identity, arguments, host=self.host)
+
+    def describe_models(self) -> list[dict[str, Any]]:
+        """The config's models, by name: provider (and whether a plug-in provides it),
+        model, address, API, vision, and where the credential comes from and whether it
+        is there — never its value."""
+        providers = self.host.providers()
+        rows = []
+        for name, model in sorted(self.config.models.items()):
+            status = credential_status(model, vars=self.config.vars, base_dir=self.config.directory)
+            rows.append(
+                {
+                    "name": name,
+                    "provider": model.provider,
+                    "provider_installed": model.provider in providers,
+                    "model": model.model,
+                    "base_url": model.base_url,
+                    "api": model.api,
+                    "vision": model.vision,
+                    "credential": {"source": status.source, "state": status.state},
+                }
+            )
+        return rows
+
+    async def check_model(self, name: str, *, seconds: float = 60.0) -> ModelCheck:
+        """Send one tiny streamed request to model ``name`` and report what worked.
+        ``config_invalid`` for an unknown model; provider and credential errors raise."""
+        model = self.config.models.get(name)
+        if model is None:
+            known = ", ".join(sorted(self.config.models)) or "none"
+            raise ConfigInvalid(
+                f"no model named {name!r}; the config defines: {known}", field="$.models"
+            )
+        variables = VarService(self.config.vars, (), base_dir=self.config.directory)
+        provider = make_provider(self.host, model, name=name, resolve_var=variables.read_defined)
+        return await probe_model(provider, seconds)
+
+
+def _with_values(result: ToolResult, agent: Agent) -> ToolResult:
+    """``result`` with each variable placeholder replaced by the variable's value (or a
+    note saying why it is not available), in both its model and its full content."""
+
+    def fill(blocks: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
+        filled: list[Mapping[str, Any]] = []
+        for block in blocks:
+            if block.get("type") != "var":
+                filled.append(block)
+                continue
+            name = str(block.get("name"))
+            try:
+                value = agent.vars.read(name)
+            except RawError as exc:
+                value = f"[the value of {name} is not available: {exc.code}]"
+            filled.append({"type": "text", "text": value})
+        return tuple(filled)
+
+    if not any(block.get("type") == "var" for block in result.full_content):
+        return result
+    return attrs.evolve(
+        result, content=fill(result.content), full_content=fill(result.full_content)
+    )
+
+
+def _approval_of(front_end: FrontEnd) -> Any:
+    """A lone call's approval callback: the front end, when it can ask."""
+    if not front_end.can_approve:
+        return None
+
+    async def approve(request: Any) -> bool:
+        answer = await front_end.approve(request)
+        return answer.approved if isinstance(answer, ApprovalAnswer) else answer is True
+
+    return approve
+
+
+async def _open_backend(
+    config: Config,
+    host: PluginHost,
+    store_dir: str | os.PathLike[str] | None,
+    expire_after_days: float | None,
+) -> SessionBackend:
+    """The backend ``sessions.backend`` names (raw's SQLite store by default)."""
+    sessions = config.sessions
+    days = expire_after_days if expire_after_days is not None else sessions.expire_after_days
+    if store_dir is not None:
+        return await SqliteBackend.open(store_dir, expire_after_days=days)
+    chosen = sessions.backend
+    records: dict[str, SessionBackendRecord] = {
+        SQLITE_BACKEND.name: SQLITE_BACKEND,
+        **host.session_backends(),
+    }
+    record = records.get(chosen.type)
+    if record is None:
+        known = ", ".join(sorted(records))
+        raise ConfigInvalid(
+            f"no session backend is named {chosen.type!r} (available: {known})",
+            field="$.sessions.backend.type",
+        )
+    if record.validate_config is not None:
+        record.validate_config(chosen.options, "$.sessions.backend")
+    try:
+        return await record.factory(options=chosen.options, expire_after_days=days)
+    except RawError:
+        raise
+    except Exception as exc:
+        raise ConfigInvalid(
+            f"session backend {chosen.type!r} failed to open: {type(exc).__name__}: {exc}",
+            field="$.sessions.backend",
+        ) from exc
