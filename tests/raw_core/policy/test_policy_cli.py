@@ -127,7 +127,19 @@ def test_explain_json_rm_rule(
     result = explain_json(config, "agent/bash", {"commands": [{"command": command}]})
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
-    assert set(body) == {"identity", "exposed", "effects", "rules", "verdict", "decided_by"}
+    assert set(body) == {
+        "identity",
+        "exposed",
+        "effects",
+        "rules",
+        "verdict",
+        "decided_by",
+        "hooks",
+        "final_verdict",
+        "final_reason",
+    }
+    assert body["hooks"] == []  # no plug-in has a check hook here
+    assert body["final_verdict"] == verdict
     assert body["identity"] == "agent/bash"
     assert body["effects"] is None
     assert body["verdict"] == verdict

@@ -14,7 +14,13 @@ from typing import Any, TextIO
 
 import click
 
-__all__ = ["JsonRenderer", "TerminalRenderer", "show_request", "terminal_approval"]
+__all__ = [
+    "JsonRenderer",
+    "TerminalFrontEnd",
+    "TerminalRenderer",
+    "show_request",
+    "terminal_approval",
+]
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -154,3 +160,39 @@ class JsonRenderer:
     def __call__(self, event: Any) -> None:
         self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
         self.out.flush()
+
+
+class TerminalFrontEnd:
+    """The terminal as a front end of the session service: events go to ``renderer``; an
+    approval is asked on the terminal through ``reader`` (a
+    :class:`~raw_core.cli._terminal.LineReader`), or not at all when ``reader`` is None.
+    ``answer`` (``--approve``/``--deny``) answers every approval without asking."""
+
+    name = "terminal"
+
+    def __init__(self, renderer: Any, reader: Any, *, answer: bool | None = None) -> None:
+        self._renderer = renderer
+        self._reader = reader
+        self._answer = answer
+        self.can_approve = answer is not None or reader is not None
+
+    def on_event(self, event: Any) -> None:
+        """Render the event."""
+        self._renderer(event)
+
+    async def approve(self, request: Any) -> bool:
+        """The fixed answer, or show the request and ask yes/no."""
+        if self._answer is not None:
+            return self._answer
+        if self._reader is None:
+            return False
+        show_request(request)
+        answer: bool = await self._reader.confirm("Run it?")
+        return answer
+
+    async def interact(self, request: Any) -> Any:
+        """Interaction requests are not asked on the terminal yet."""
+        return None
+
+    async def show_panel(self, update: Any) -> None:
+        """Panels are not drawn on the terminal yet."""

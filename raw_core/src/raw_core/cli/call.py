@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from raw_core.cli._config import config_option, load_cli_agent
+from raw_core.cli._app import agent_option, config_option, with_app
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
-from raw_core.cli._render import terminal_approval
-from raw_core.cli._terminal import LineReader
 
 __all__ = ["call"]
 
@@ -20,12 +19,7 @@ __all__ = ["call"]
 @click.argument("identity")
 @click.argument("args_json")
 @config_option
-@click.option(
-    "--agent",
-    "agent_name",
-    default=None,
-    help="The agent (default: the only one, or default_agent).",
-)
+@agent_option
 @click.option(
     "--cwd",
     type=click.Path(file_okay=False, path_type=Path),
@@ -61,40 +55,31 @@ def call(
     neither and no terminal it ends as approval_unavailable. Exits 0 for a successful
     result, 1 for an error result, 2 for a config or usage error.
     """
-    import anyio
-
-    from raw_core.calls import ApprovalRequest, ToolCall
-    from raw_core.dispatch import Dispatcher
-    from raw_core.errors import ToolUnknown
-    from raw_core.results import ToolResult
-
-    _, host, agent = load_cli_agent(config_path, agent_name, as_json=as_json)
+    from raw_core.cli._render import TerminalFrontEnd
+    from raw_core.cli._terminal import LineReader
 
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
-
-    async def ask(request: ApprovalRequest) -> bool:
-        if answer is not None:
-            return answer
-        approved: bool = await terminal_approval(LineReader())(request)
-        return approved
-
-    dispatcher = Dispatcher(
-        agent.registry,
-        agent.policy,
-        host=host,
-        approval=ask if answer is not None or interactive else None,
-        cwd=cwd,
-        max_output_bytes=max_output_bytes or agent.config.max_output_bytes,
+    # One call, no turn: there are no events to render, only the result below.
+    front_end = TerminalFrontEnd(
+        lambda event: None, LineReader() if interactive else None, answer=answer
     )
-    tool_name = next((t.name for t in agent.registry if t.identity == identity), None)
-    if tool_name is None:
-        result = ToolResult.from_error(
-            ToolUnknown(f"{identity} is not selected by agent {agent.name!r}", tool=identity)
+    found: list[Any] = []
+
+    async def work(app: Any) -> int:
+        found.append(
+            await app.call_tool(
+                identity,
+                args_json,
+                agent=agent_name,
+                front_end=front_end,
+                cwd=cwd,
+                max_output_bytes=max_output_bytes,
+            )
         )
-    else:
-        result = anyio.run(
-            dispatcher.dispatch, ToolCall(id="cli-call", name=tool_name, arguments=args_json)
-        )
+        return EXIT_OK
+
+    with_app(work, config_path=config_path, as_json=as_json)
+    result = found[0]
     if as_json:
         emit_json(result.to_dict())
     else:

@@ -118,36 +118,41 @@ def validate(config_path: Path | None, as_json: bool) -> None:
 
     Exits 0 when the config is valid, 2 otherwise.
     """
-    from raw_core.agent import load_agent
-    from raw_core.config import load_config
-    from raw_core.discovery import find_config
-    from raw_core.plugins import PluginHost
+    import anyio
+
+    from raw_core.app import App
 
     problems: list[dict[str, Any]] = []
-    path: Path | None = None
-    try:
-        path = find_config(config_path)
-        loaded = load_config(path)
-    except RawError as exc:
-        listed = exc.context.get("problems") or [{"path": exc.field or "$", "message": exc.message}]
-        problems = [{"code": exc.code, "field": p["path"], "message": p["message"]} for p in listed]
-    else:
+    found: list[Path | None] = [None]
+
+    async def check() -> None:
         try:
-            host = PluginHost()
-            host.load_entry_points()
+            async with App.open(config_path) as app:
+                found[0] = app.config.path
+                for name in app.config.agents:
+                    try:
+                        async with app.agent(name):
+                            pass
+                    except RawError as exc:
+                        problems.append(
+                            {
+                                "code": exc.code,
+                                "field": exc.field or f"$.agents.{name}",
+                                "message": exc.message,
+                            }
+                        )
         except RawError as exc:
-            fail(exc, as_json=as_json)
-        for name in loaded.agents:
-            try:
-                load_agent(loaded, name, host=host)
-            except RawError as exc:
-                problems.append(
-                    {
-                        "code": exc.code,
-                        "field": exc.field or f"$.agents.{name}",
-                        "message": exc.message,
-                    }
-                )
+            listed = exc.context.get("problems") or [
+                {"path": exc.field or "$", "message": exc.message}
+            ]
+            problems.extend(
+                {"code": exc.code, "field": p["path"], "message": p["message"]} for p in listed
+            )
+            if exc.context.get("path"):
+                found[0] = Path(exc.context["path"])
+
+    anyio.run(check)
+    path = found[0]
     if as_json:
         emit_json({"ok": not problems, "path": str(path) if path else None, "problems": problems})
     elif problems:

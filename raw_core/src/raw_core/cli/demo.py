@@ -36,9 +36,9 @@ def demo(directory: Path | None, as_json: bool) -> None:
 
     Exits 0 when the turn completed.
     """
+    from raw_core import ReplayProvider
     from raw_core.cli.run import one_turn
     from raw_core.demo import DEMO_DIR
-    from raw_core.scripted import ReplayProvider
 
     root = directory if directory is not None else Path(tempfile.mkdtemp(prefix="raw-demo-"))
     project = root / "project"

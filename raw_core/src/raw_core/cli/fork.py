@@ -33,8 +33,8 @@ def _refuse(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 def _source(name: str) -> tuple[str, Path]:
     """The identity and folder of the plug-in tool ``name`` (``bash`` means ``builtin/bash``)."""
-    from raw_core.identity import RESERVED_SOURCES, parse_identity
-    from raw_core.plugins import PluginHost
+    from raw_core import PluginHost, parse_identity
+    from raw_core.identity import RESERVED_SOURCES
 
     text = name if "/" in name else f"builtin/{name}"
     try:
@@ -64,7 +64,7 @@ def _source(name: str) -> tuple[str, Path]:
 
 
 def _destination(dest: Path | None, source_folder: str) -> Path:
-    from raw_core.registry import user_tools_dir
+    from raw_core import user_tools_dir
 
     if dest is None:
         return user_tools_dir() / source_folder
@@ -107,9 +107,8 @@ def fork(name: str, dest: Path | None) -> None:
     Exits 0 when the copy was made, 2 for a usage error (unknown tool, bad or existing
     destination), 1 when copying failed.
     """
+    from raw_core import ToolLoader, user_tools_dir
     from raw_core.identity import SEGMENT_RE
-    from raw_core.loader import ToolLoader
-    from raw_core.registry import user_tools_dir
 
     try:
         identity, source = _source(name)

@@ -10,20 +10,15 @@ the request failed, 2 a config error (unknown model or provider, missing credent
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from raw_core.cli._config import config_option, load_cli_config
-from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json, fail
-from raw_core.errors import ConfigInvalid, ProviderUnavailable, RawError
+from raw_core.cli._app import config_option, with_app
+from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
 
 __all__ = ["models"]
-
-CHECK_SYSTEM = "You are a connectivity check. Answer with the single word: ok"
-CHECK_PROMPT = "Reply with the single word ok."
 
 
 @click.group()
@@ -31,23 +26,15 @@ def models() -> None:
     """List the models of a config and check that they answer."""
 
 
-def _host(as_json: bool) -> Any:
-    from raw_core.plugins import PluginHost
+def _with(work: Any, config_path: Path | None, as_json: bool) -> Any:
+    found: list[Any] = []
 
-    host = PluginHost()
-    try:
-        host.load_entry_points()
-        host.providers()
-    except RawError as exc:
-        fail(exc, as_json=as_json)
-    return host
+    async def run(app: Any) -> int:
+        found.append(await work(app))
+        return EXIT_OK
 
-
-def _credential(config: Any, model: Any) -> dict[str, Any]:
-    from raw_core.models import credential_status
-
-    status = credential_status(model, vars=config.vars, base_dir=config.directory)
-    return {"source": status.source, "state": status.state}
+    with_app(run, config_path=config_path, as_json=as_json)
+    return found[0]
 
 
 @models.command("list")
@@ -55,21 +42,11 @@ def _credential(config: Any, model: Any) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one entry per model.")
 def list_models(config_path: Path | None, as_json: bool) -> None:
     """List the models the config defines: provider, model, address, credential."""
-    config = load_cli_config(config_path, as_json=as_json)
-    providers = _host(as_json).providers()
-    rows = [
-        {
-            "name": name,
-            "provider": model.provider,
-            "provider_installed": model.provider in providers,
-            "model": model.model,
-            "base_url": model.base_url,
-            "api": model.api,
-            "vision": model.vision,
-            "credential": _credential(config, model),
-        }
-        for name, model in sorted(config.models.items())
-    ]
+
+    async def describe(app: Any) -> Any:
+        return app.describe_models()
+
+    rows = _with(describe, config_path, as_json)
     if as_json:
         emit_json(rows)
         return
@@ -108,36 +85,21 @@ def check(name: str, config_path: Path | None, timeout: float, as_json: bool) ->
 
     Exits 0 when the model answered, 1 when the request failed, 2 on a config error.
     """
-    import anyio
 
-    from raw_core.models import make_provider
-    from raw_core.variables import VarService
+    async def probe(app: Any) -> Any:
+        described = next((row for row in app.describe_models() if row["name"] == name), None)
+        checked = await app.check_model(name, seconds=timeout)
+        return described, checked
 
-    config = load_cli_config(config_path, as_json=as_json)
-    model = config.models.get(name)
-    if model is None:
-        known = ", ".join(sorted(config.models)) or "none"
-        fail(
-            ConfigInvalid(
-                f"no model named {name!r}; the config defines: {known}", field="$.models"
-            ),
-            as_json=as_json,
-        )
-    host = _host(as_json)
-    variables = VarService(config.vars, (), base_dir=config.directory)
-    try:
-        provider = make_provider(host, model, name=name, resolve_var=variables.read_defined)
-    except RawError as exc:
-        fail(exc, as_json=as_json)
-    outcome = anyio.run(_probe, provider, timeout)
-    credential = _credential(config, model)
+    described, checked = _with(probe, config_path, as_json)
+    outcome = checked.to_dict()
     report = {
         "name": name,
-        "provider": model.provider,
-        "model": model.model,
-        "base_url": model.base_url,
-        "api": model.api,
-        "credential": credential,
+        "provider": described["provider"],
+        "model": described["model"],
+        "base_url": described["base_url"],
+        "api": described["api"],
+        "credential": described["credential"],
         **outcome,
     }
     if as_json:
@@ -145,78 +107,6 @@ def check(name: str, config_path: Path | None, timeout: float, as_json: bool) ->
     else:
         _print_report(report)
     sys.exit(EXIT_OK if outcome["ok"] else EXIT_ERROR)
-
-
-async def _probe(provider: Any, seconds: float) -> dict[str, Any]:
-    import anyio
-
-    from raw_core.provider import (
-        ModelRequest,
-        StopEvent,
-        TextDelta,
-        UsageEvent,
-        prompt_cache_key,
-    )
-    from raw_core.store.messages import UserMessage
-
-    request = ModelRequest(
-        system=CHECK_SYSTEM,
-        tools=(),
-        messages=(UserMessage.from_text(CHECK_PROMPT),),
-        cache_key=prompt_cache_key(CHECK_SYSTEM, ()),
-    )
-    text: list[str] = []
-    usage: dict[str, int] | None = None
-    stop: str | None = None
-    error: dict[str, Any] | None = None
-    started = time.monotonic()
-    first: float | None = None
-    stream = provider.stream(request)
-    try:
-        with anyio.fail_after(seconds):
-            async for event in stream:
-                if first is None:
-                    first = time.monotonic() - started
-                if isinstance(event, TextDelta):
-                    text.append(event.text)
-                elif isinstance(event, UsageEvent):
-                    usage = {
-                        "input_tokens": event.input_tokens,
-                        "output_tokens": event.output_tokens,
-                        "cache_read_tokens": event.cache_read_tokens,
-                        "cache_write_tokens": event.cache_write_tokens,
-                    }
-                elif isinstance(event, StopEvent):
-                    stop = event.reason
-    except TimeoutError:
-        failure = ProviderUnavailable(
-            f"no complete answer within {seconds:g} s", provider=provider.name
-        )
-        error = failure.to_dict()
-    except RawError as exc:
-        error = exc.to_dict()
-    except Exception as exc:  # a provider that raises something else: its type only
-        error = {"code": "provider_error", "message": f"the provider failed: {type(exc).__name__}"}
-    finally:
-        with anyio.CancelScope(shield=True):
-            end = getattr(stream, "aclose", None)
-            if end is not None:
-                await end()
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
-    if error is None and stop is None:
-        error = {"code": "provider_error", "message": "the stream ended without a stop reason"}
-    return {
-        "ok": error is None,
-        "text": "".join(text),
-        "fragments": len(text),
-        "stop_reason": stop,
-        "usage": usage,
-        "first_event_seconds": round(first, 3) if first is not None else None,
-        "seconds": round(time.monotonic() - started, 3),
-        "error": error,
-    }
 
 
 def _print_report(report: dict[str, Any]) -> None:

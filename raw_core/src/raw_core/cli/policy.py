@@ -11,97 +11,18 @@ Exit codes:
 
 from __future__ import annotations
 
-import copy
-import inspect
 import json
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from raw_core.cli._config import config_option, load_cli_agent
+from raw_core.cli._app import agent_option, config_option, with_app
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, EXIT_USAGE, emit_json, fail
-from raw_core.errors import EffectsInvalid, InvalidArguments, RawError
-
-if TYPE_CHECKING:
-    from raw_core.agent import Agent
-    from raw_core.loader import LoadedTool
+from raw_core.errors import EffectsInvalid
 
 __all__ = ["policy"]
-
-MAX_ARGS_BYTES = 4 * 1024 * 1024
-
-
-class _EffectsContext:
-    """What ``describe_effects(args, context)`` may read: the working directory."""
-
-    __slots__ = ("cwd",)
-
-    def __init__(self, cwd: str) -> None:
-        self.cwd = cwd
-
-
-def _load(config_path: Path | None, agent_name: str | None, *, as_json: bool) -> Agent:
-    _, _, agent = load_cli_agent(config_path, agent_name, as_json=as_json)
-    result: Agent = agent
-    return result
-
-
-def _arguments(tool: LoadedTool, text: str) -> Any:
-    """Parse and validate ARGS_JSON as dispatch would: strict JSON, schema, validate_args."""
-    from raw_core._json import JsonInputError, loads_strict
-    from raw_core._schema import SchemaValidationError
-
-    try:
-        arguments = loads_strict(text, max_bytes=MAX_ARGS_BYTES)
-    except JsonInputError as exc:
-        raise InvalidArguments(f"ARGS_JSON is not strict JSON: {exc}", field="$") from None
-    try:
-        tool.input_validator.validate(arguments)
-    except SchemaValidationError as exc:
-        raise InvalidArguments(exc.message, field=exc.path, tool=tool.identity) from None
-    if tool.validate_args is not None:
-        try:
-            problem = tool.validate_args(copy.deepcopy(arguments))
-        except Exception as exc:
-            raise InvalidArguments(
-                f"validate_args raised {type(exc).__name__}: {exc}", tool=tool.identity
-            ) from None
-        if problem is not None:
-            raise InvalidArguments(str(problem), tool=tool.identity)
-    return arguments
-
-
-def _effects(tool: LoadedTool, arguments: Any, cwd: str) -> Any:
-    """The call's intended effects, validated (``None`` when the tool declares none)."""
-    from raw_core._schema import SchemaValidationError
-
-    if tool.describe_effects is None or tool.effects_validator is None:
-        return None
-    try:
-        effects = tool.describe_effects(copy.deepcopy(arguments), _EffectsContext(cwd=cwd))
-    except Exception as exc:
-        raise EffectsInvalid(
-            f"describe_effects raised {type(exc).__name__}: {exc}", tool=tool.identity
-        ) from None
-    if inspect.isawaitable(effects):
-        if inspect.iscoroutine(effects):
-            effects.close()
-        raise EffectsInvalid(
-            "describe_effects returned an awaitable; effect descriptors must be synchronous",
-            tool=tool.identity,
-        )
-    try:
-        tool.effects_validator.validate(effects)
-    except SchemaValidationError as exc:
-        raise EffectsInvalid(
-            f"the effects do not satisfy effects_schema: {exc.message}",
-            field=exc.path,
-            tool=tool.identity,
-        ) from None
-    return effects
 
 
 @click.group()
@@ -110,12 +31,7 @@ def policy() -> None:
 
 
 _CONFIG = config_option
-_AGENT = click.option(
-    "--agent",
-    "agent_name",
-    default=None,
-    help="The agent (default: the only one, or default_agent).",
-)
+_AGENT = agent_option
 
 
 @policy.command("explain")
@@ -145,31 +61,22 @@ def explain(
     computed when it declares them, and every rule is listed as matched or not, with why,
     followed by the verdict and the rule that decided it.
     """
-    agent = _load(config_path, agent_name, as_json=as_json)
-    try:
-        tool = agent.registry.by_identity(identity)
-    except RawError as exc:
-        fail(exc, as_json=as_json)
-    try:
-        arguments = _arguments(tool, args_json)
-    except InvalidArguments as exc:
-        fail(exc, as_json=as_json, exit_code=EXIT_USAGE)
-    try:
-        effects = _effects(tool, arguments, os.path.abspath(cwd if cwd is not None else "."))
-    except EffectsInvalid as exc:
-        fail(exc, as_json=as_json, exit_code=EXIT_ERROR)
-    explanation = agent.policy.explain(identity, arguments, effects)
+    found: list[Any] = []
+
+    async def work(app: Any) -> int:
+        try:
+            found.append(await app.explain(identity, args_json, agent=agent_name, cwd=cwd))
+        except EffectsInvalid as exc:  # the tool's fault, not the caller's: exit 1
+            found.append(exc)
+        return EXIT_OK
+
+    with_app(work, config_path=config_path, as_json=as_json, error_exit=EXIT_USAGE)
+    explanation = found[0]
+    if isinstance(explanation, EffectsInvalid):
+        fail(explanation, as_json=as_json, exit_code=EXIT_ERROR)
+    effects = explanation.effects
     if as_json:
-        emit_json(
-            {
-                "identity": explanation.identity,
-                "exposed": explanation.exposed,
-                "effects": effects,
-                "rules": [rule.to_dict() for rule in explanation.rules],
-                "verdict": explanation.verdict,
-                "decided_by": explanation.decided_by,
-            }
-        )
+        emit_json(explanation.to_dict())
         return
     hidden = "" if explanation.exposed else " (not exposed: the model never sees it)"
     click.echo(f"tool: {identity}{hidden}")
@@ -191,6 +98,19 @@ def explain(
         else "no rule matched"
     )
     click.echo(f"verdict: {explanation.verdict} ({decided})")
+    if explanation.hooks:
+        click.echo("check hooks:")
+        for hook in explanation.hooks:
+            if hook.error is not None:
+                said = f"failed: {hook.error['code']}: {hook.error['message']}"
+            elif hook.decision is None:
+                said = "passed"
+            else:
+                said = hook.decision + (f" ({hook.reason})" if hook.reason else "")
+            click.echo(f"  {hook.plugin}: {said}")
+    if explanation.final_verdict != explanation.verdict:
+        reason = f" ({explanation.final_reason})" if explanation.final_reason else ""
+        click.echo(f"after hooks: {explanation.final_verdict}{reason}")
 
 
 @policy.command("lint")
@@ -203,13 +123,21 @@ def lint(config_path: Path | None, agent_name: str | None, as_json: bool) -> Non
     Exits 0 when there is nothing to report, 1 when there are findings, 2 on a config or
     usage error.
     """
-    agent = _load(config_path, agent_name, as_json=as_json)
-    findings = agent.policy.lint()
-    hidden = agent.policy.hidden
+    seen: list[Any] = []
+
+    async def work(app: Any) -> int:
+        async with app.agent(agent_name) as agent:
+            seen.append((agent.name, agent.policy))
+        return EXIT_OK
+
+    with_app(work, config_path=config_path, as_json=as_json)
+    name, rules = seen[0]
+    findings = rules.lint()
+    hidden = rules.hidden
     if as_json:
         emit_json(
             {
-                "agent": agent.name,
+                "agent": name,
                 "findings": [finding.to_dict() for finding in findings],
                 "hidden": dict(hidden),
             }
@@ -220,9 +148,9 @@ def lint(config_path: Path | None, agent_name: str | None, as_json: bool) -> Non
         for identity, rule in hidden.items():
             click.echo(f"note: {identity} is not exposed (rule {rule} denies every call)")
         count = len(findings)
-        rules = len(agent.policy.rules)
+        rules_count = len(rules.rules)
         if count:
-            click.echo(f"{count} finding{'s' if count > 1 else ''} in {rules} rules")
+            click.echo(f"{count} finding{'s' if count > 1 else ''} in {rules_count} rules")
         else:
-            click.echo(f"no findings in {rules} rules")
+            click.echo(f"no findings in {rules_count} rules")
     sys.exit(EXIT_ERROR if findings else EXIT_OK)

@@ -11,68 +11,20 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from raw_core.cli._config import config_option, load_cli_agent
-from raw_core.cli._output import EXIT_ERROR, EXIT_OK, fail
-from raw_core.errors import ConfigInvalid, RawError
+from raw_core.cli._app import agent_option, config_option, with_app
+from raw_core.cli._output import EXIT_ERROR, EXIT_OK
 
-__all__ = ["chat", "open_cli_session", "run", "run_options"]
+__all__ = ["chat", "run", "run_options"]
 
 
 def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
-
-
-@asynccontextmanager
-async def open_cli_session(
-    config: Any,
-    host: Any,
-    agent: Any,
-    *,
-    session_id: str | None,
-    cwd: Path | None,
-    title: str,
-    reader: Any,
-    provider: Any = None,
-    store_dir: Path | None = None,
-) -> AsyncIterator[Any]:
-    """Open (or resume) a session of ``agent`` with its configured model."""
-    from raw_core.cli._render import terminal_approval
-    from raw_core.loop import Runtime
-    from raw_core.models import make_provider
-    from raw_core.store import SessionStore
-
-    if provider is None:
-        model_name = agent.config.model
-        if model_name is None:
-            raise ConfigInvalid(
-                f"agent {agent.name!r} has no model: set agents.{agent.name}.model to one of"
-                " models",
-                field=f"$.agents.{agent.name}.model",
-            )
-        provider = make_provider(
-            host, config.models[model_name], name=model_name, resolve_var=agent.vars.read_defined
-        )
-    approval = terminal_approval(reader) if reader is not None else None
-    try:
-        with SessionStore.open(
-            store_dir, expire_after_days=config.sessions.expire_after_days
-        ) as store:
-            runtime = Runtime(store, host=host)
-            async with runtime.open_session(
-                agent, provider, session_id=session_id, title=title, cwd=cwd, approval=approval
-            ) as session:
-                yield session
-    finally:
-        close = getattr(provider, "aclose", None)  # providers holding HTTP clients
-        if close is not None:
-            await close()
 
 
 def run_options(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -80,17 +32,13 @@ def run_options(function: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(
         [
             config_option,
-            click.option(
-                "--agent",
-                "agent_name",
-                default=None,
-                help="The agent (default: the only one, or default_agent).",
-            ),
+            agent_option,
             click.option(
                 "--cwd",
                 type=click.Path(file_okay=False, path_type=Path),
                 default=None,
-                help="The working directory tools see (default: the current one).",
+                help="The working directory tools see (default: the session's own, else"
+                " the current one).",
             ),
             click.option(
                 "-y",
@@ -114,15 +62,6 @@ def _renderer(as_json: bool) -> Any:
     return JsonRenderer() if as_json else TerminalRenderer()
 
 
-def _run_sync(main: Callable[[], Awaitable[int]], as_json: bool) -> int:
-    import anyio
-
-    try:
-        return anyio.run(main)
-    except RawError as exc:
-        fail(exc, as_json=as_json)
-
-
 def one_turn(
     prompt: str | None,
     *,
@@ -135,6 +74,7 @@ def one_turn(
     store_dir: Path | None = None,
 ) -> int:
     """Run one turn and render it; the exit code (0 completed, 1 otherwise)."""
+    from raw_core.cli._render import TerminalFrontEnd
     from raw_core.cli._terminal import LineReader
 
     if prompt is None:
@@ -146,28 +86,25 @@ def one_turn(
     prompt = prompt.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if not prompt.strip():
         raise click.UsageError("the prompt is empty")
-    config, host, agent = load_cli_agent(config_path, agent_name, as_json=as_json)
-    reader = LineReader() if _interactive() else None
-    renderer = _renderer(as_json)
+    text = prompt
+    front_end = TerminalFrontEnd(_renderer(as_json), LineReader() if _interactive() else None)
 
-    async def main() -> int:
-        async with open_cli_session(
-            config,
-            host,
-            agent,
-            session_id=session_id,
+    async def work(app: Any) -> int:
+        async with app.open_session(
+            session_id,
+            agent=agent_name,
+            front_end=front_end,
             cwd=cwd,
-            title=prompt.strip()[:80],
-            reader=reader,
-            provider=provider,
-            store_dir=store_dir,
+            title=text.strip()[:80],
         ) as session:
-            ended = await session.run_turn(prompt, on_event=renderer)
+            ended = await session.run_turn(text)
             if not as_json:
                 click.echo(f"session {session.id}", err=True)
         return EXIT_OK if ended.reason == "completed" else EXIT_ERROR
 
-    return _run_sync(main, as_json)
+    return with_app(
+        work, config_path=config_path, as_json=as_json, provider=provider, store_dir=store_dir
+    )
 
 
 @click.command("run")
@@ -205,23 +142,15 @@ def conversation(
     """The chat loop: prompt, turn, repeat; Ctrl-C cancels a turn, a second one quits."""
     import anyio
 
+    from raw_core.cli._render import TerminalFrontEnd
     from raw_core.cli._terminal import LineReader
 
-    config, host, agent = load_cli_agent(config_path, agent_name, as_json=as_json)
     reader = LineReader()
-    renderer = _renderer(as_json)
+    front_end = TerminalFrontEnd(_renderer(as_json), reader if _interactive() else None)
 
-    async def main() -> int:
-        async with open_cli_session(
-            config,
-            host,
-            agent,
-            session_id=session_id,
-            cwd=cwd,
-            title="chat",
-            reader=reader if _interactive() else None,
-            provider=provider,
-            store_dir=store_dir,
+    async def work(app: Any) -> int:
+        async with app.open_session(
+            session_id, agent=agent_name, front_end=front_end, cwd=cwd, title="chat"
         ) as session:
             click.echo(
                 f"session {session.id} — Ctrl-C cancels a turn, Ctrl-D or a second Ctrl-C quits",
@@ -249,12 +178,14 @@ def conversation(
                     if not line.strip():
                         continue
                     state.update(turn=True, cancelled=False)
-                    await session.run_turn(line, on_event=renderer)
+                    await session.run_turn(line)
                     state["turn"] = False
                 group.cancel_scope.cancel()
         return EXIT_OK
 
-    return _run_sync(main, as_json)
+    return with_app(
+        work, config_path=config_path, as_json=as_json, provider=provider, store_dir=store_dir
+    )
 
 
 @click.command("chat")

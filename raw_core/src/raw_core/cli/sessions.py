@@ -9,20 +9,24 @@ from typing import Any
 
 import click
 
-from raw_core.cli._output import EXIT_OK, emit_json, fail
+from raw_core.cli._app import with_app
+from raw_core.cli._output import EXIT_OK, emit_json
 from raw_core.cli.run import conversation, one_turn, run_options
-from raw_core.errors import RawError
 
 __all__ = ["sessions"]
 
 
-def _store(as_json: bool) -> Any:
-    from raw_core.store import SessionStore
+def _sessions(work: Any, *, as_json: bool, **options: Any) -> Any:
+    """Run ``work(app)`` with the sessions the config names (none needed) and return what
+    it returned."""
+    found: list[Any] = []
 
-    try:
-        return SessionStore.open()
-    except RawError as exc:
-        fail(exc, as_json=as_json)
+    async def run(app: Any) -> int:
+        found.append(await work(app))
+        return EXIT_OK
+
+    with_app(run, config_path=None, as_json=as_json, config_optional=True, **options)
+    return found[0]
 
 
 @click.group()
@@ -35,8 +39,7 @@ def sessions() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def list_sessions(limit: int, as_json: bool) -> None:
     """The sessions, newest activity first, with their titles."""
-    with _store(as_json) as store:
-        found = store.list_sessions(limit=limit)
+    found = _sessions(lambda app: app.list_sessions(limit=limit), as_json=as_json)
     if as_json:
         emit_json(
             [
@@ -45,6 +48,7 @@ def list_sessions(limit: int, as_json: bool) -> None:
                     "title": s.title,
                     "created_at": s.created_at.isoformat(),
                     "last_activity": s.last_activity.isoformat(),
+                    "cwd": s.cwd,
                 }
                 for s in found
             ]
@@ -58,7 +62,7 @@ def list_sessions(limit: int, as_json: bool) -> None:
 
 
 def _block_text(block: Any) -> str:
-    from raw_core.store import ImageBlock, JsonBlock, TextBlock, VarPlaceholder
+    from raw_core.store.messages import ImageBlock, JsonBlock, TextBlock, VarPlaceholder
 
     if isinstance(block, TextBlock):
         return block.text
@@ -72,7 +76,7 @@ def _block_text(block: Any) -> str:
 
 
 def _message_lines(message: Any) -> list[str]:
-    from raw_core.store import AssistantMessage, UserMessage
+    from raw_core.store.messages import AssistantMessage, UserMessage
 
     if isinstance(message, UserMessage):
         return [f"you: {' '.join(_block_text(b) for b in message.content)}"]
@@ -86,40 +90,41 @@ def _message_lines(message: Any) -> list[str]:
     return lines
 
 
+def _item_lines(item: Any) -> list[str]:
+    if item.kind == "tool_output":
+        lines = ["  (as shown: the whole output)"]
+        for block in item.entry.content:
+            text = block.get("text") if block.get("type") == "text" else json.dumps(block)
+            lines += [f"    {line}" for line in str(text).split("\n")[:20]]
+        return lines
+    if item.kind == "approval":
+        entry = item.entry
+        who = f" by {entry.answer.by}" if entry.answer is not None else ""
+        return [f"  ? approval of {entry.identity}: {entry.state}{who}"]
+    return _message_lines(item.message)
+
+
 @sessions.command("show")
 @click.argument("session_id")
 @click.option(
     "--cursor", default=None, help="Continue after this cursor (printed by the previous page)."
 )
 @click.option("--limit", type=click.IntRange(min=1, max=10_000), default=100, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print {items, next_cursor}.")
+@click.option("--json", "as_json", is_flag=True, help="Print {items, next_cursor, has_more}.")
 def show(session_id: str, cursor: str | None, limit: int, as_json: bool) -> None:
-    """Page through a session's display history, oldest first."""
-    from raw_core.store import message_to_dict
-
-    with _store(as_json) as store:
-        try:
-            page = store.open_reader(session_id).page_display(cursor, limit=limit)
-        except RawError as exc:
-            fail(exc, as_json=as_json)
+    """Page through a session's display history (what the user saw), oldest first."""
+    page = _sessions(lambda app: app.page(session_id, cursor, limit=limit), as_json=as_json)
     if as_json:
         emit_json(
             {
-                "items": [
-                    {
-                        "seq": i.seq,
-                        "created_at": i.created_at.isoformat(),
-                        "message": message_to_dict(i.message),
-                    }
-                    for i in page.items
-                ],
+                "items": [item.to_dict() for item in page.items],
                 "next_cursor": page.next_cursor,
                 "has_more": page.has_more,
             }
         )
         return
     for item in page.items:
-        for line in _message_lines(item.message):
+        for line in _item_lines(item):
             click.echo(line)
     if page.has_more:
         click.echo(f"(more: raw sessions show {session_id} --cursor {page.next_cursor})", err=True)
@@ -167,21 +172,14 @@ def resume(
 @click.option("--json", "as_json", is_flag=True, help="Print {deleted: id}.")
 def delete(session_id: str, yes: bool, as_json: bool) -> None:
     """Delete a session and its history (asks first unless -y)."""
-    with _store(as_json) as store:
-        try:
-            info = store.info(session_id)
-        except RawError as exc:
-            fail(exc, as_json=as_json)
-        if not yes:
-            if not sys.stdin.isatty():
-                raise click.UsageError("deleting needs a confirmation: pass -y")
-            click.confirm(
-                f"delete session {info.id} ({info.title or 'untitled'})?", abort=True, err=True
-            )
-        try:
-            store.delete(session_id)
-        except RawError as exc:
-            fail(exc, as_json=as_json)
+    info = _sessions(lambda app: app.session_info(session_id), as_json=as_json)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise click.UsageError("deleting needs a confirmation: pass -y")
+        click.confirm(
+            f"delete session {info.id} ({info.title or 'untitled'})?", abort=True, err=True
+        )
+    _sessions(lambda app: app.delete_session(session_id), as_json=as_json)
     if as_json:
         click.echo(json.dumps({"deleted": session_id}))
     else:
@@ -201,20 +199,7 @@ def delete(session_id: str, yes: bool, as_json: bool) -> None:
 def prune(days: float | None, as_json: bool) -> None:
     """Delete the sessions that have expired. Safe while raw runs elsewhere: a session open
     for writing is skipped."""
-    from raw_core.config import load_config
-    from raw_core.discovery import find_config
-    from raw_core.store import DEFAULT_EXPIRE_AFTER_DAYS, SessionStore
-
-    if days is None:
-        try:
-            days = load_config(find_config()).sessions.expire_after_days
-        except RawError:
-            days = DEFAULT_EXPIRE_AFTER_DAYS
-    try:
-        with SessionStore.open(expire_after_days=days) as store:
-            deleted = store.prune()
-    except RawError as exc:
-        fail(exc, as_json=as_json)
+    deleted = _sessions(lambda app: app.prune(), as_json=as_json, expire_after_days=days)
     if as_json:
         click.echo(json.dumps({"deleted": list(deleted)}))
     else:

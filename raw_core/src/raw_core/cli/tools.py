@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from raw_core.cli._config import config_option, load_cli_agent
+from raw_core.cli._app import agent_option, config_option, with_app
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
 from raw_core.errors import RawError
 
@@ -28,7 +28,7 @@ def check(paths: tuple[Path, ...], as_json: bool) -> None:
 
     Exits 0 when every folder is a valid tool, 1 otherwise.
     """
-    from raw_core.loader import ToolLoader
+    from raw_core import ToolLoader
 
     loader = ToolLoader()
     results: list[dict[str, Any]] = []
@@ -69,12 +69,7 @@ def check(paths: tuple[Path, ...], as_json: bool) -> None:
 
 @tools.command("list")
 @config_option
-@click.option(
-    "--agent",
-    "agent_name",
-    default=None,
-    help="The agent (default: the only one, or default_agent).",
-)
+@agent_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def list_tools(config_path: Path | None, agent_name: str | None, as_json: bool) -> None:
     """List what the agent's model receives, in tools.use order.
@@ -82,15 +77,21 @@ def list_tools(config_path: Path | None, agent_name: str | None, as_json: bool) 
     A tool hidden by an unconditional deny (its last matching rule) is left out: the model
     never receives its schema.
     """
-    _, _, agent = load_cli_agent(config_path, agent_name, as_json=as_json)
-    definitions = agent.definitions()
+    seen: list[Any] = []
+
+    async def work(app: Any) -> int:
+        seen.append(await app.list_tools(agent_name))
+        return EXIT_OK
+
+    with_app(work, config_path=config_path, as_json=as_json)
+    listing = seen[0]
     if as_json:
-        emit_json([d.to_dict() for d in definitions])
+        emit_json([d.to_dict() for d in listing.definitions])
         return
-    if not len(agent.registry):
-        click.echo(f"agent {agent.name!r} selects no tools")
-    for definition in definitions:
+    if not listing.selected:
+        click.echo(f"agent {listing.agent!r} selects no tools")
+    for definition in listing.definitions:
         summary = definition.description.strip().splitlines()[0]
         click.echo(f"{definition.name}  ({definition.identity})\n    {summary}")
-    for identity, rule in agent.policy.hidden.items():
+    for identity, rule in listing.hidden.items():
         click.echo(f"not exposed: {identity} (tools.rules[{rule}] denies every call)")

@@ -1,0 +1,62 @@
+"""Running a command against the session service, the same way in every command.
+
+Every command that needs a config, an agent, sessions or a model opens one
+:class:`raw_core.app.App` here and does its work through it: the CLI parses arguments and
+renders; it builds no dispatcher, store or provider itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from raw_core.cli._output import fail
+from raw_core.errors import RawError
+
+if TYPE_CHECKING:
+    from raw_core.app import App
+
+__all__ = ["agent_option", "config_option", "with_app"]
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The config file (default: a trusted ./raw.json, else ~/.config/raw/config.json).",
+)
+
+agent_option = click.option(
+    "--agent",
+    "agent_name",
+    default=None,
+    help="The agent (default: the only one, or default_agent).",
+)
+
+
+def with_app(
+    work: Callable[[App], Awaitable[int]],
+    *,
+    config_path: Path | None,
+    as_json: bool,
+    error_exit: int = 2,
+    **options: Any,
+) -> int:
+    """Open the app (``options`` go to :meth:`App.open`), run ``work`` with it and return
+    its exit code. A :class:`~raw_core.errors.RawError` is reported as ``code: message``
+    (or JSON) and exits ``error_exit``: 2, a usage or config error, by default."""
+    import anyio
+
+    from raw_core.app import App
+
+    async def main() -> int:
+        async with App.open(config_path, **options) as app:
+            return await work(app)
+
+    try:
+        return anyio.run(main)
+    except RawError as exc:
+        fail(exc, as_json=as_json, exit_code=error_exit)
