@@ -11,6 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from raw_core.agent import Agent, load_agent, open_agent
+    from raw_core.app import App
+    from raw_core.backend import (
+        ApprovalAnswer,
+        DisplayItem,
+        DisplayPage,
+        PendingRequest,
+        SessionBackend,
+        SessionInfo,
+        SessionState,
+    )
     from raw_core.calls import (
         ApprovalRequest,
         CallInfo,
@@ -36,6 +46,7 @@ if TYPE_CHECKING:
     from raw_core.discovery import find_config
     from raw_core.dispatch import Dispatcher
     from raw_core.errors import RawError
+    from raw_core.frontend import BaseFrontEnd, CallbackFrontEnd, FrontEnd
     from raw_core.frozen import FrozenDict, freeze, thaw
     from raw_core.hookspecs import hookimpl
     from raw_core.identity import ToolIdentity, parse_identity
@@ -56,6 +67,17 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "App": "raw_core.app",
+    "ApprovalAnswer": "raw_core.backend",
+    "DisplayItem": "raw_core.backend",
+    "DisplayPage": "raw_core.backend",
+    "PendingRequest": "raw_core.backend",
+    "SessionBackend": "raw_core.backend",
+    "SessionInfo": "raw_core.backend",
+    "SessionState": "raw_core.backend",
+    "BaseFrontEnd": "raw_core.frontend",
+    "CallbackFrontEnd": "raw_core.frontend",
+    "FrontEnd": "raw_core.frontend",
     "VarService": "raw_core.variables",
     "SkillService": "raw_core.skills",
     "Skill": "raw_core.skills",
@@ -137,15 +159,22 @@ def __dir__() -> list[str]:
 __all__ = [
     "Agent",
     "AgentConfig",
+    "App",
+    "ApprovalAnswer",
     "ApprovalRequest",
     "BackendConfig",
+    "BaseFrontEnd",
     "BatchResult",
     "CallInfo",
+    "CallbackFrontEnd",
     "CancellationSignal",
     "Config",
     "ConfigSection",
     "Decision",
     "Dispatcher",
+    "DisplayItem",
+    "DisplayPage",
+    "FrontEnd",
     "FrozenDict",
     "LoadedTool",
     "ModelConfig",
@@ -153,6 +182,7 @@ __all__ = [
     "ModelTool",
     "PanelAction",
     "PanelDeclaration",
+    "PendingRequest",
     "PluginHost",
     "Policy",
     "Predicate",
@@ -167,6 +197,9 @@ __all__ = [
     "ScriptedProvider",
     "SecretRef",
     "Session",
+    "SessionBackend",
+    "SessionInfo",
+    "SessionState",
     "SessionStore",
     "Skill",
     "SkillService",
