@@ -50,7 +50,7 @@ def test_write_a_local_tool_example_loads_and_runs(tmp_path: Path) -> None:
     assert json.loads(check.stdout)[0]["ok"] is True
 
 
-@pytest.mark.parametrize("page", ["how-to/embed.md", "agent-loop.md"])
+@pytest.mark.parametrize("page", ["how-to/embed.md", "agent-loop.md", "session-service.md"])
 def test_python_examples_print_what_the_page_says(page: str, tmp_path: Path) -> None:
     text = (DOCS / page).read_text(encoding="utf-8")
     examples = list(TEST_BLOCK.finditer(text))
