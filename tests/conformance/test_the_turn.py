@@ -4,7 +4,7 @@ provider and a real session store."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,14 @@ from raw_core.agent import Agent, load_agent
 from raw_core.calls import ApprovalRequest
 from raw_core.config import load_config
 from raw_core.events import LoopEvent, TurnEnded
+from raw_core.frontend import CallbackFrontEnd
 from raw_core.loop import Runtime, Session
 from raw_core.plugins import PluginHost
 from raw_core.provider import ModelRequest, StopEvent, TextDelta, ToolCallStart
 from raw_core.scripted import Reply, ScriptedProvider
 from raw_core.store import (
     AssistantMessage,
-    SessionStore,
+    SqliteBackend,
     TextBlock,
     ToolResultMessage,
     UserMessage,
@@ -96,36 +97,36 @@ def agent(tmp_path: Path, make_tool: Any) -> Agent:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SessionStore]:
-    with SessionStore.open(tmp_path / "state") as opened:
+async def backend(tmp_path: Path) -> AsyncIterator[SqliteBackend]:
+    async with await SqliteBackend.open(tmp_path / "state") as opened:
         yield opened
 
 
 async def run(
-    store: SessionStore,
+    backend: SqliteBackend,
     agent: Agent,
     provider: ScriptedProvider,
     prompt: str = "go",
     **options: Any,
 ) -> tuple[TurnEnded, list[LoopEvent], str]:
     events: list[LoopEvent] = []
-    async with Runtime(store).open_session(agent, provider, **options) as session:
+    async with Runtime(backend).open_session(agent, provider, **options) as session:
         end = await session.run_turn(prompt, on_event=events.append)
         return end, events, session.id
 
 
-def context(store: SessionStore, session_id: str) -> tuple[Any, ...]:
-    return store.open_reader(session_id).read_context()
+async def context(backend: SqliteBackend, session_id: str) -> tuple[Any, ...]:
+    return await backend.read_context(session_id)
 
 
 # --- What the model receives -------------------------------------------------------------
 
 
 async def test_a_request_holds_only_system_prompt_tools_and_conversation(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "hi"}),)), Reply(text="done")])
-    await run(store, agent, provider)
+    await run(backend, agent, provider)
     assert {f.name for f in attrs.fields(ModelRequest)} == {
         "system",
         "tools",
@@ -145,22 +146,22 @@ async def test_a_request_holds_only_system_prompt_tools_and_conversation(
 
 
 async def test_tool_schemas_are_the_selected_tools_in_order(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     provider = ScriptedProvider([Reply(text="hi")])
-    await run(store, agent, provider)
+    await run(backend, agent, provider)
     (tool_echo, tool_slow) = provider.requests[0].tools
     assert (tool_echo.name, dict(tool_echo.input_schema)) == ("echo", SCHEMA)
     assert tool_slow.description == "The slow test tool."
 
 
 async def test_committed_history_is_a_stable_prefix_across_turns(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     provider = ScriptedProvider(
         [Reply(tool_calls=(("echo", {"text": "a"}),)), Reply(text="1"), Reply(text="2")]
     )
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         await session.run_turn("first")
         await session.run_turn("second")
     first, second, third = (r.messages for r in provider.requests)
@@ -172,14 +173,14 @@ async def test_committed_history_is_a_stable_prefix_across_turns(
 # --- The turn ---------------------------------------------------------------------------
 
 
-async def test_a_turn_starts_with_one_user_message(store: SessionStore, agent: Agent) -> None:
-    _, _, sid = await run(store, agent, ScriptedProvider([Reply(text="ok")]), "hello there")
-    first = context(store, sid)[0]
+async def test_a_turn_starts_with_one_user_message(backend: SqliteBackend, agent: Agent) -> None:
+    _, _, sid = await run(backend, agent, ScriptedProvider([Reply(text="ok")]), "hello there")
+    first = (await context(backend, sid))[0]
     assert first == UserMessage(content=(TextBlock(text="hello there"),))
 
 
-async def test_text_streams_as_it_arrives(store: SessionStore, agent: Agent) -> None:
-    _, events, _ = await run(store, agent, ScriptedProvider([Reply(text="a" * 40, chunk=10)]))
+async def test_text_streams_as_it_arrives(backend: SqliteBackend, agent: Agent) -> None:
+    _, events, _ = await run(backend, agent, ScriptedProvider([Reply(text="a" * 40, chunk=10)]))
     deltas = [e for e in events if e.to_dict()["type"] == "text_delta"]
     assert [d.to_dict()["text"] for d in deltas] == ["a" * 10] * 4
     kinds = [e.to_dict()["type"] for e in events]
@@ -187,7 +188,7 @@ async def test_text_streams_as_it_arrives(store: SessionStore, agent: Agent) -> 
 
 
 async def test_an_assistant_message_is_committed_only_after_its_stream_finishes(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     seen_during_stream: list[int] = []
     sid_holder: list[str] = []
@@ -196,41 +197,41 @@ async def test_an_assistant_message_is_committed_only_after_its_stream_finishes(
         async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
             async for event in super().stream(request):
                 if sid_holder:
-                    seen_during_stream.append(len(context(store, sid_holder[0])))
+                    seen_during_stream.append(len(await context(backend, sid_holder[0])))
                 yield event
 
     provider = Watching([Reply(text="x" * 64, chunk=8)])
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         sid_holder.append(session.id)
         await session.run_turn("go")
     assert set(seen_during_stream) == {1}  # only the user message while streaming
-    assert len(context(store, sid_holder[0])) == 2
+    assert len(await context(backend, sid_holder[0])) == 2
 
 
 async def test_a_failed_stream_commits_no_partial_message(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     from raw_core.errors import RateLimited
 
     provider = ScriptedProvider(
         [Reply(text="half an ans", error=RateLimited("slow down", status=429, retry_after=2.0))]
     )
-    end, _, sid = await run(store, agent, provider)
+    end, _, sid = await run(backend, agent, provider)
     assert end.reason == "error"
     assert end.error is not None
     assert end.error["code"] == "rate_limited"
     assert end.error["retry_after"] == 2.0
-    assert [type(m) for m in context(store, sid)] == [UserMessage]
+    assert [type(m) for m in await context(backend, sid)] == [UserMessage]
 
 
 async def test_tool_calls_are_committed_whole_before_any_call_runs(
-    store: SessionStore, agent: Agent, tmp_path: Path
+    backend: SqliteBackend, agent: Agent, tmp_path: Path
 ) -> None:
     snapshots: list[int] = []
     sid_holder: list[str] = []
 
     async def observe(request: ApprovalRequest) -> bool:
-        snapshots.append(len(context(store, sid_holder[0])))
+        snapshots.append(len(await context(backend, sid_holder[0])))
         return True
 
     provider = ScriptedProvider(
@@ -241,22 +242,24 @@ async def test_tool_calls_are_committed_whole_before_any_call_runs(
             Reply(text="done"),
         ]
     )
-    async with Runtime(store).open_session(agent, provider, approval=observe) as session:
+    async with Runtime(backend).open_session(
+        agent, provider, front_end=CallbackFrontEnd(approve=observe)
+    ) as session:
         sid_holder.append(session.id)
         await session.run_turn("go")
     assert snapshots == [2]  # user + the whole assistant message, no result yet
 
 
 async def test_calls_run_in_the_order_the_model_listed_them(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     provider = ScriptedProvider(
         [Reply(tool_calls=tuple(("echo", {"text": str(i)}) for i in range(5))), Reply(text="done")]
     )
-    _, events, sid = await run(store, agent, provider)
+    _, events, sid = await run(backend, agent, provider)
     finished = [e.to_dict() for e in events if e.to_dict()["type"] == "tool_call_finished"]
     assert [f["content"][0]["text"] for f in finished] == ["0", "1", "2", "3", "4"]
-    results = [m for m in context(store, sid) if isinstance(m, ToolResultMessage)]
+    results = [m for m in await context(backend, sid) if isinstance(m, ToolResultMessage)]
     assert [r.tool_call_id for r in results] == [f"call_{i}" for i in range(1, 6)]
 
 
@@ -276,15 +279,15 @@ async def test_calls_run_in_the_order_the_model_listed_them(
     ],
 )
 async def test_every_call_gets_a_result_before_the_next_request(
-    store: SessionStore, agent: Agent, call: tuple[str, Any], code: str
+    backend: SqliteBackend, agent: Agent, call: tuple[str, Any], code: str
 ) -> None:
     provider = ScriptedProvider([Reply(tool_calls=(call,)), Reply(text="understood")])
-    end, _, sid = await run(store, agent, provider)
+    end, _, sid = await run(backend, agent, provider)
     assert end.reason == "completed"
     last = provider.requests[1].messages[-1]
     assert isinstance(last, ToolResultMessage)
     assert (last.status, last.error_code) == ("error", code)
-    assert [type(m) for m in context(store, sid)] == [
+    assert [type(m) for m in await context(backend, sid)] == [
         UserMessage,
         AssistantMessage,
         ToolResultMessage,
@@ -293,31 +296,31 @@ async def test_every_call_gets_a_result_before_the_next_request(
 
 
 async def test_the_turn_stops_when_the_model_answers_without_a_tool_call(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     provider = ScriptedProvider([Reply(text="just text"), Reply(text="never used")])
-    end, _, _ = await run(store, agent, provider)
+    end, _, _ = await run(backend, agent, provider)
     assert (end.reason, end.steps, provider.remaining) == ("completed", 1, 1)
 
 
 async def test_at_most_max_steps_requests_and_the_last_tool_call_never_runs(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     provider = ScriptedProvider(
         [Reply(tool_calls=(("echo", {"text": str(i)}),)) for i in range(10)]
     )
-    end, events, sid = await run(store, agent, provider)
+    end, events, sid = await run(backend, agent, provider)
     assert (end.reason, end.steps) == ("max_steps", 4)
     assert len(provider.requests) == 4
     started = [e for e in events if e.to_dict()["type"] == "tool_call_started"]
     assert len(started) == 3  # the 4th request's call never ran
-    last = context(store, sid)[-1]
+    last = (await context(backend, sid))[-1]
     assert isinstance(last, ToolResultMessage)
     assert last.error_code == "max_steps"
 
 
 async def test_a_cancelled_turn_keeps_finished_results_and_cancels_the_rest(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     provider = ScriptedProvider(
         [Reply(tool_calls=(("echo", {"text": "kept"}), ("slow", {}), ("echo", {"text": "never"})))]
@@ -329,11 +332,11 @@ async def test_a_cancelled_turn_keeps_finished_results_and_cancels_the_rest(
         if data["type"] == "tool_call_started" and data["name"] == "slow":
             holder[0].cancel()
 
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         holder.append(session)
         end = await session.run_turn("go", on_event=on_event)
     assert end.reason == "cancelled"
-    results = [m for m in context(store, session.id) if isinstance(m, ToolResultMessage)]
+    results = [m for m in await context(backend, session.id) if isinstance(m, ToolResultMessage)]
     assert [(r.status, r.error_code) for r in results] == [
         ("ok", None),
         ("error", "cancelled"),
@@ -342,7 +345,7 @@ async def test_a_cancelled_turn_keeps_finished_results_and_cancels_the_rest(
 
 
 async def test_cancelling_while_the_model_streams_commits_nothing_of_it(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     provider = ScriptedProvider([Reply(text="x" * 100, chunk=1, delay=0.01)])
     holder: list[Session] = []
@@ -351,15 +354,15 @@ async def test_cancelling_while_the_model_streams_commits_nothing_of_it(
         if event.to_dict()["type"] == "text_delta":
             holder[0].cancel()
 
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         holder.append(session)
         end = await session.run_turn("go", on_event=on_event)
     assert end.reason == "cancelled"
-    assert [type(m) for m in context(store, session.id)] == [UserMessage]
+    assert [type(m) for m in await context(backend, session.id)] == [UserMessage]
 
 
 async def test_a_provider_that_fails_before_streaming_is_a_provider_error(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     class Broken:
         name = "broken"
@@ -367,7 +370,7 @@ async def test_a_provider_that_fails_before_streaming_is_a_provider_error(
         def stream(self, request: ModelRequest) -> Any:
             raise ConnectionError("no route to host")
 
-    end, events, _ = await run(store, agent, Broken())  # type: ignore[arg-type]
+    end, events, _ = await run(backend, agent, Broken())  # type: ignore[arg-type]
     assert end.reason == "error"
     assert end.error is not None
     assert end.error["code"] == "provider_error"
@@ -377,7 +380,7 @@ async def test_a_provider_that_fails_before_streaming_is_a_provider_error(
 
 @pytest.mark.parametrize("by", ["signal", "outer-scope"])
 async def test_a_turn_cancelled_while_a_call_runs_gives_that_call_a_true_result(
-    store: SessionStore, agent: Agent, by: str
+    backend: SqliteBackend, agent: Agent, by: str
 ) -> None:
     provider = ScriptedProvider([Reply(tool_calls=(("slow", {}), ("echo", {"text": "never"})))])
     events: list[LoopEvent] = []
@@ -388,7 +391,7 @@ async def test_a_turn_cancelled_while_a_call_runs_gives_that_call_a_true_result(
         if event.to_dict()["type"] == "tool_call_started":
             started.set()
 
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         with anyio.CancelScope() as outer:
 
             async def stop_once_the_handler_waits() -> None:
@@ -403,7 +406,7 @@ async def test_a_turn_cancelled_while_a_call_runs_gives_that_call_a_true_result(
                 group.start_soon(stop_once_the_handler_waits)
                 end = await session.run_turn("go", on_event=on_event)
         await anyio.sleep(0.01)  # nothing leaked to the caller
-    results = [m for m in context(store, session.id) if isinstance(m, ToolResultMessage)]
+    results = [m for m in await context(backend, session.id) if isinstance(m, ToolResultMessage)]
     texts = [r.content[0].text for r in results]  # type: ignore[union-attr]
     assert [r.error_code for r in results] == ["cancelled", "cancelled"]
     assert "before this call ran" in texts[1]
@@ -420,7 +423,7 @@ async def test_a_turn_cancelled_while_a_call_runs_gives_that_call_a_true_result(
 
 @pytest.mark.parametrize("moment", ["text_delta", "tool_call_started"])
 async def test_a_cancelled_turn_closes_its_stream_and_leaks_no_cancellation(
-    store: SessionStore, agent: Agent, moment: str
+    backend: SqliteBackend, agent: Agent, moment: str
 ) -> None:
     closed: list[bool] = []
 
@@ -466,7 +469,7 @@ async def test_a_cancelled_turn_closes_its_stream_and_leaks_no_cancellation(
         if event.to_dict()["type"] == moment:
             holder[0].cancel()
 
-    async with Runtime(store).open_session(agent, Provider()) as session:
+    async with Runtime(backend).open_session(agent, Provider()) as session:
         holder.append(session)
         end = await session.run_turn("go", on_event=on_event)
         assert end.reason == "cancelled"
@@ -475,7 +478,9 @@ async def test_a_cancelled_turn_closes_its_stream_and_leaks_no_cancellation(
     assert again.reason == "completed"
     assert closed == [True, True]  # each stream once: the one left midway, the one finished
     if moment == "tool_call_started":
-        results = [m for m in context(store, session.id) if isinstance(m, ToolResultMessage)]
+        results = [
+            m for m in await context(backend, session.id) if isinstance(m, ToolResultMessage)
+        ]
         assert [r.error_code for r in results] == ["cancelled"]
 
 
@@ -498,15 +503,15 @@ async def test_a_cancelled_turn_closes_its_stream_and_leaks_no_cancellation(
     ],
 )
 async def test_each_run_emits_exactly_one_terminal_event(
-    store: SessionStore, agent: Agent, script: list[Any]
+    backend: SqliteBackend, agent: Agent, script: list[Any]
 ) -> None:
-    end, events, _ = await run(store, agent, ScriptedProvider(script))
+    end, events, _ = await run(backend, agent, ScriptedProvider(script))
     terminal = [e for e in events if isinstance(e, TurnEnded)]
     assert terminal == [end]
     assert events[-1] is end
 
 
-async def test_renderers_receive_detached_copies(store: SessionStore, agent: Agent) -> None:
+async def test_renderers_receive_detached_copies(backend: SqliteBackend, agent: Agent) -> None:
     def vandal(event: LoopEvent) -> None:
         data = event.to_dict()
         if data["type"] == "tool_call_finished":
@@ -514,28 +519,30 @@ async def test_renderers_receive_detached_copies(store: SessionStore, agent: Age
             event.content[0]["text"] = "vandalised"  # type: ignore[union-attr]
 
     provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "real"}),)), Reply(text="ok")])
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         await session.run_turn("go", on_event=vandal)
     result = provider.requests[1].messages[-1]
     assert isinstance(result, ToolResultMessage)
     assert result.content == (TextBlock(text="real"),)
 
 
-async def test_a_failing_renderer_does_not_stop_the_turn(store: SessionStore, agent: Agent) -> None:
+async def test_a_failing_renderer_does_not_stop_the_turn(
+    backend: SqliteBackend, agent: Agent
+) -> None:
     def broken(event: LoopEvent) -> None:
         raise RuntimeError("renderer bug")
 
-    async with Runtime(store).open_session(agent, ScriptedProvider([Reply(text="ok")])) as s:
+    async with Runtime(backend).open_session(agent, ScriptedProvider([Reply(text="ok")])) as s:
         end = await s.run_turn("go", on_event=broken)
     assert end.reason == "completed"
 
 
-async def test_one_session_runs_one_turn_at_a_time(store: SessionStore, agent: Agent) -> None:
+async def test_one_session_runs_one_turn_at_a_time(backend: SqliteBackend, agent: Agent) -> None:
     from raw_core.errors import TurnInProgress
 
     provider = ScriptedProvider([Reply(text="x" * 20, chunk=1, delay=0.01), Reply(text="y")])
     async with (
-        Runtime(store).open_session(agent, provider) as session,
+        Runtime(backend).open_session(agent, provider) as session,
         anyio.create_task_group() as group,
     ):
         group.start_soon(session.run_turn, "first")
@@ -546,7 +553,7 @@ async def test_one_session_runs_one_turn_at_a_time(store: SessionStore, agent: A
 
 
 async def test_many_sessions_run_concurrently_in_one_process(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     ends: list[TurnEnded] = []
 
@@ -557,11 +564,11 @@ async def test_many_sessions_run_concurrently_in_one_process(
                 Reply(text=f"done {index}", chunk=2, delay=0.001),
             ]
         )
-        end, _, _ = await run(store, agent, provider)
+        end, _, _ = await run(backend, agent, provider)
         ends.append(end)
 
     async with anyio.create_task_group() as group:
         for index in range(8):
             group.start_soon(one, index)
     assert [e.reason for e in ends] == ["completed"] * 8
-    assert len(store.list_sessions()) == 8
+    assert len(await backend.list_sessions()) == 8
