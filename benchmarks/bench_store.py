@@ -7,6 +7,10 @@ Writes go through the public sync API (``SessionWriter.append``), WAL with
 * one commit per 10-message turn (user, assistant + tool call, ~1 KiB tool result, ...);
 * the same, plus ``end_turn()`` (the WAL synced: the turn is safe from power loss).
 
+The same through the async ``SqliteBackend`` (appends inline on the event loop, ``end_turn``
+in a worker thread), and what one passive checkpoint of a WAL at the 4 MiB limit costs
+(``end_turn`` runs it off the loop once the WAL passes it).
+
 Then one session of 1,000,100 short display items, and the time to read one page of 100
 items at depth 1,000 and at depth 1,000,000 (keyset paging: the two should match).
 
@@ -20,16 +24,20 @@ deep session needs about 100 MB there).
 
 from __future__ import annotations
 
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import anyio
+
 from raw_core.store import (
     AssistantMessage,
     Message,
     SessionStore,
+    SqliteBackend,
     TextBlock,
     ToolCall,
     ToolResultMessage,
@@ -95,6 +103,7 @@ def bench_commits(store: SessionStore) -> list[tuple[str, str]]:
 
     session = store.create("one commit and a checkpoint per turn")
     with store.open_writer(session.id) as writer:
+        writer.end_turn()  # checkpoints what the runs above left in the WAL, untimed
         started = time.perf_counter()
         for messages in turns[:CHECKPOINTED_TURNS]:
             writer.append(messages)
@@ -104,6 +113,64 @@ def bench_commits(store: SessionStore) -> list[tuple[str, str]]:
         ("one commit + end_turn (WAL synced) per turn", rate(CHECKPOINTED_TURNS * 10, elapsed))
     )
     return rows
+
+
+async def _backend_commits(folder: Path) -> list[tuple[str, str]]:
+    template = turn(0)
+    turns = [turn(index) for index in range(CHECKPOINTED_TURNS)]
+    rows: list[tuple[str, str]] = []
+    async with await SqliteBackend.open(folder) as backend:
+        session = await backend.create(title="backend: one commit per message")
+        async with backend.open_writer(session.id) as writer:
+            started = time.perf_counter()
+            for index in range(SINGLE_COMMITS):
+                await writer.append([template[index % len(template)]])
+            elapsed = time.perf_counter() - started
+        rows.append(("SqliteBackend: one commit per message", rate(SINGLE_COMMITS, elapsed)))
+        session = await backend.create(title="backend: a turn and end_turn")
+        async with backend.open_writer(session.id) as writer:
+            await writer.end_turn()  # the WAL left by the run above, untimed
+            started = time.perf_counter()
+            for messages in turns:
+                await writer.append(messages)
+                await writer.end_turn()
+            elapsed = time.perf_counter() - started
+        rows.append(
+            (
+                "SqliteBackend: one commit + end_turn per turn",
+                rate(CHECKPOINTED_TURNS * 10, elapsed),
+            )
+        )
+    return rows
+
+
+def bench_backend(folder: Path) -> list[tuple[str, str]]:
+    return anyio.run(_backend_commits, folder)
+
+
+def bench_checkpoint(folder: Path) -> list[tuple[str, str]]:
+    """ms for one passive checkpoint of a WAL just past the 4 MiB limit."""
+    from raw_core.store._sqlite import WAL_LIMIT
+
+    timings: list[float] = []
+    for run in range(5):
+        with SessionStore.open(folder / f"ckpt{run}") as store:
+            session = store.create()
+            with store.open_writer(session.id) as writer:
+                wal = Path(f"{store.path}-wal")
+                while not wal.exists() or wal.stat().st_size <= WAL_LIMIT:
+                    writer.append(turn(0))
+                connection = sqlite3.connect(store.path, isolation_level=None)
+                started = time.perf_counter()
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                timings.append(time.perf_counter() - started)
+                connection.close()
+    return [
+        (
+            f"one passive checkpoint of a {WAL_LIMIT // 2**20} MiB WAL (off the loop)",
+            f"{statistics.median(timings) * 1000:.1f} ms",
+        )
+    ]
 
 
 def median_read_ms(store: SessionStore, session_id: str, cursor: str) -> float:
@@ -196,6 +263,8 @@ def main() -> None:
         SessionStore.open(Path(folder) / "state") as store,
     ):
         rows = bench_commits(store)
+        rows += bench_backend(Path(folder) / "backend")
+        rows += bench_checkpoint(Path(folder))
         rows += bench_depth(store)
         size = store.path.stat().st_size / 1e6
         pages = bench_page_sizes(Path(folder))
