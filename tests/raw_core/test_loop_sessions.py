@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from raw_core.provider import ToolCallDelta as ArgsEvent
 from raw_core.provider import ToolCallEnd as EndEvent
 from raw_core.provider import ToolCallStart as StartEvent
 from raw_core.scripted import ReplayProvider, Reply, ScriptedProvider
-from raw_core.store import AssistantMessage, SessionStore, ToolResultMessage, UserMessage
+from raw_core.store import AssistantMessage, SqliteBackend, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -66,13 +66,15 @@ def agent(tmp_path: Path, make_tool: Any) -> Agent:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SessionStore]:
-    with SessionStore.open(tmp_path / "state") as opened:
+async def backend(tmp_path: Path) -> AsyncIterator[SqliteBackend]:
+    async with await SqliteBackend.open(tmp_path / "state") as opened:
         yield opened
 
 
-async def test_a_resumed_session_continues_its_history(store: SessionStore, agent: Agent) -> None:
-    runtime = Runtime(store)
+async def test_a_resumed_session_continues_its_history(
+    backend: SqliteBackend, agent: Agent
+) -> None:
+    runtime = Runtime(backend)
     async with runtime.open_session(agent, ScriptedProvider([Reply(text="one")])) as first:
         await first.run_turn("hello")
     provider = ScriptedProvider([Reply(text="two")])
@@ -83,8 +85,8 @@ async def test_a_resumed_session_continues_its_history(store: SessionStore, agen
     assert [type(m) for m in messages] == [UserMessage, AssistantMessage, UserMessage]
 
 
-async def test_a_session_has_one_writer(store: SessionStore, agent: Agent) -> None:
-    runtime = Runtime(store)
+async def test_a_session_has_one_writer(backend: SqliteBackend, agent: Agent) -> None:
+    runtime = Runtime(backend)
     async with runtime.open_session(agent, ScriptedProvider([])) as session:
         with pytest.raises(SessionLocked):
             async with runtime.open_session(agent, ScriptedProvider([]), session_id=session.id):
@@ -92,12 +94,12 @@ async def test_a_session_has_one_writer(store: SessionStore, agent: Agent) -> No
 
 
 async def test_changed_tools_change_the_cache_key_once_and_say_so(
-    tmp_path: Path, make_tool: Any, store: SessionStore
+    tmp_path: Path, make_tool: Any, backend: SqliteBackend
 ) -> None:
     before = load_agent(
         load_config(write_config(tmp_path, make_tool, ["agent/echo"])), host=PluginHost()
     )
-    runtime = Runtime(store)
+    runtime = Runtime(backend)
     provider = ScriptedProvider([Reply(text="a"), Reply(text="b"), Reply(text="c")])
     async with runtime.open_session(before, provider) as session:
         await session.run_turn("first")
@@ -129,10 +131,12 @@ async def test_changed_tools_change_the_cache_key_once_and_say_so(
     assert provider.requests[1].messages[:2] == first_turn
 
 
-async def test_stream_turn_yields_every_event_then_ends(store: SessionStore, agent: Agent) -> None:
+async def test_stream_turn_yields_every_event_then_ends(
+    backend: SqliteBackend, agent: Agent
+) -> None:
     provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "x"}),)), Reply(text="done")])
     async with (
-        Runtime(store).open_session(agent, provider) as session,
+        Runtime(backend).open_session(agent, provider) as session,
         session.stream_turn("go") as events,
     ):
         kinds = [event.to_dict()["type"] async for event in events]
@@ -141,7 +145,7 @@ async def test_stream_turn_yields_every_event_then_ends(store: SessionStore, age
     assert kinds.count("tool_call_finished") == 1
 
 
-async def test_plugins_observe_turn_events(store: SessionStore, agent: Agent) -> None:
+async def test_plugins_observe_turn_events(backend: SqliteBackend, agent: Agent) -> None:
     seen: list[dict[str, Any]] = []
 
     class Observer:
@@ -152,7 +156,7 @@ async def test_plugins_observe_turn_events(store: SessionStore, agent: Agent) ->
     host = PluginHost()
     host.register(Observer(), name="observer")
     provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "x"}),)), Reply(text="hi")])
-    async with Runtime(store, host=host).open_session(agent, provider) as session:
+    async with Runtime(backend, host=host).open_session(agent, provider) as session:
         await session.run_turn("go")
     kinds = [e["type"] for e in seen]
     assert kinds == [
@@ -167,7 +171,7 @@ async def test_plugins_observe_turn_events(store: SessionStore, agent: Agent) ->
 
 
 async def test_replay_provider_plays_a_recording(
-    tmp_path: Path, store: SessionStore, agent: Agent
+    tmp_path: Path, backend: SqliteBackend, agent: Agent
 ) -> None:
     recording = tmp_path / "demo.jsonl"
     recording.write_text(
@@ -183,7 +187,7 @@ async def test_replay_provider_plays_a_recording(
     )
     provider = ReplayProvider.from_file(recording)
     events: list[LoopEvent] = []
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         end = await session.run_turn("go", on_event=events.append)
     assert end.reason == "completed"
     finished = [e.to_dict() for e in events if e.to_dict()["type"] == "tool_call_finished"]
@@ -215,7 +219,7 @@ from raw_core.config import load_config
 from raw_core.loop import Runtime
 from raw_core.plugins import PluginHost
 from raw_core.scripted import Reply, ScriptedProvider
-from raw_core.store import SessionStore
+from raw_core.store import SqliteBackend
 
 root = sys.argv[1]
 agent = load_agent(load_config(root + "/raw.json"), host=PluginHost())
@@ -229,8 +233,8 @@ def on_event(event):
 
 async def main():
     global session
-    with SessionStore.open(root + "/state") as store:
-        async with Runtime(store).open_session(agent, provider) as session:
+    async with await SqliteBackend.open(root + "/state") as backend:
+        async with Runtime(backend).open_session(agent, provider) as session:
             await session.run_turn("go", on_event=on_event)
 
 anyio.run(main)
@@ -260,8 +264,8 @@ async def test_a_turn_killed_between_tool_calls_resumes_with_a_valid_transcript(
     session_id = kill_during_second_call(tmp_path)
     agent = load_agent(load_config(tmp_path / "raw.json"), host=PluginHost())
     provider = ScriptedProvider([Reply(text="picking up")])
-    with SessionStore.open(tmp_path / "state") as store:
-        async with Runtime(store).open_session(agent, provider, session_id=session_id) as session:
+    async with await SqliteBackend.open(tmp_path / "state") as backend:
+        async with Runtime(backend).open_session(agent, provider, session_id=session_id) as session:
             end = await session.run_turn("continue")
         messages = provider.requests[0].messages
     assert end.reason == "completed"
@@ -285,11 +289,11 @@ async def test_a_turn_killed_between_tool_calls_resumes_with_a_valid_transcript(
 
 
 async def test_resume_repairs_a_call_whose_id_an_earlier_turn_used(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     from raw_core.store import ToolCall as StoredCall
 
-    runtime = Runtime(store)
+    runtime = Runtime(backend)
     first = ScriptedProvider(
         [
             [
@@ -304,8 +308,8 @@ async def test_resume_repairs_a_call_whose_id_an_earlier_turn_used(
     )
     async with runtime.open_session(agent, first) as session:
         await session.run_turn("one")
-    with store.open_writer(session.id) as writer:  # a second turn that died mid-call
-        writer.append(
+    async with backend.open_writer(session.id) as writer:  # a second turn that died mid-call
+        await writer.append(
             [
                 UserMessage.from_text("two"),
                 AssistantMessage(tool_calls=(StoredCall(id="c0", name="echo", arguments="{}"),)),
@@ -326,13 +330,13 @@ async def test_resume_repairs_a_call_whose_id_an_earlier_turn_used(
 
 
 async def test_a_turn_cancelled_from_outside_still_ends_properly(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     import anyio
 
     provider = ScriptedProvider([Reply(tool_calls=(("slow", {}),)), Reply(text="next")])
     events: list[LoopEvent] = []
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         with anyio.move_on_after(0.3):
             await session.run_turn("go", on_event=events.append)
         assert events[-1].to_dict()["type"] == "turn_ended"
@@ -349,7 +353,7 @@ async def test_a_turn_cancelled_from_outside_still_ends_properly(
 
 
 async def test_stream_turn_raises_turn_in_progress_itself(
-    store: SessionStore, agent: Agent
+    backend: SqliteBackend, agent: Agent
 ) -> None:
     import anyio
 
@@ -357,7 +361,7 @@ async def test_stream_turn_raises_turn_in_progress_itself(
 
     provider = ScriptedProvider([Reply(text="x" * 30, chunk=1, delay=0.01)])
     async with (
-        Runtime(store).open_session(agent, provider) as session,
+        Runtime(backend).open_session(agent, provider) as session,
         anyio.create_task_group() as group,
     ):
         group.start_soon(session.run_turn, "first")
@@ -368,9 +372,9 @@ async def test_stream_turn_raises_turn_in_progress_itself(
 
 
 async def test_a_tool_change_is_announced_even_after_a_session_opened_without_a_turn(
-    tmp_path: Path, make_tool: Any, store: SessionStore
+    tmp_path: Path, make_tool: Any, backend: SqliteBackend
 ) -> None:
-    runtime = Runtime(store)
+    runtime = Runtime(backend)
     before = load_agent(
         load_config(write_config(tmp_path, make_tool, ["agent/echo"])), host=PluginHost()
     )
@@ -400,11 +404,11 @@ def test_a_recording_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
 
 
 async def test_a_turn_whose_end_cannot_be_synced_ends_in_an_error_it_reports(
-    store: SessionStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
+    backend: SqliteBackend, agent: Agent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "a"}),)), Reply(text="ok")])
     events: list[LoopEvent] = []
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
 
         def failing_fsync(fd: int) -> None:  # the disk reports an I/O error
             raise OSError(5, "Input/output error")
@@ -415,7 +419,7 @@ async def test_a_turn_whose_end_cannot_be_synced_ends_in_an_error_it_reports(
     assert end.error is not None
     assert end.error["code"] == "store_unavailable"
     assert [e.to_dict()["type"] for e in events].count("turn_ended") == 1
-    context = store.open_reader(session.id).read_context()
+    context = await backend.read_context(session.id)
     assert [type(m).__name__ for m in context] == [
         "UserMessage",
         "AssistantMessage",
@@ -425,7 +429,7 @@ async def test_a_turn_whose_end_cannot_be_synced_ends_in_an_error_it_reports(
 
 
 async def test_the_agents_handler_timeout_ends_a_call_that_runs_longer(
-    tmp_path: Path, make_tool: Any, store: SessionStore
+    tmp_path: Path, make_tool: Any, backend: SqliteBackend
 ) -> None:
     make_tool(
         "nap",
@@ -440,13 +444,13 @@ async def test_the_agents_handler_timeout_ends_a_call_that_runs_longer(
     )
     agent = load_agent(load_config(path), host=PluginHost())
     provider = ScriptedProvider([Reply(tool_calls=(("nap", {}),)), Reply(text="ok")])
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         started = time.monotonic()
         end = await session.run_turn("go")
         elapsed = time.monotonic() - started
     assert end.reason == "completed"
     assert 0.2 <= elapsed < 5
-    result = store.open_reader(session.id).read_context()[2]
+    result = (await backend.read_context(session.id))[2]
     assert isinstance(result, ToolResultMessage)
     assert result.error_code == "timeout"
     assert "within 0.2 s" in result.content[0].text  # type: ignore[union-attr]
