@@ -8,7 +8,7 @@ contains bound silently ignored, and a planted bytecode cache run in place of th
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from raw_core.loader import ToolLoader
 from raw_core.loop import Runtime
 from raw_core.plugins import PluginHost
 from raw_core.scripted import Reply, ScriptedProvider
-from raw_core.store import AssistantMessage, SessionStore, UserMessage
+from raw_core.store import AssistantMessage, SessionStore, SqliteBackend, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -166,6 +166,12 @@ def store(tmp_path: Path) -> Iterator[SessionStore]:
         yield opened
 
 
+@pytest.fixture
+async def backend(tmp_path: Path) -> AsyncIterator[SqliteBackend]:
+    async with await SqliteBackend.open(tmp_path / "state") as opened:
+        yield opened
+
+
 def test_a_message_after_a_full_compaction_stays_in_the_context(store: SessionStore) -> None:
     a, b = store.create(), store.create()
     with store.open_writer(a.id) as writer:
@@ -182,14 +188,14 @@ def test_a_message_after_a_full_compaction_stays_in_the_context(store: SessionSt
 
 
 async def test_closing_a_stream_before_its_turn_began_runs_nothing(
-    tmp_path: Path, make_tool: Any, store: SessionStore
+    tmp_path: Path, make_tool: Any, backend: SqliteBackend
 ) -> None:
     agent = agent_with(tmp_path, make_tool, rules=[])
     provider = ScriptedProvider([Reply(tool_calls=(("run", {"cmd": "ls"}),)), Reply(text="done")])
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
         async with session.stream_turn("go"):
             pass
-        stored = store.open_reader(session.id).read_context()
+        stored = await backend.read_context(session.id)
     assert ran(agent) == []
     assert stored == ()
     assert provider.requests == []
@@ -216,14 +222,14 @@ class Faulty:
 
 @pytest.mark.parametrize("fault", ["verdict", "factory", "not-callable"])
 async def test_hook_faults_fail_the_call_closed_and_the_turn_stays_valid(
-    tmp_path: Path, make_tool: Any, store: SessionStore, fault: str
+    tmp_path: Path, make_tool: Any, backend: SqliteBackend, fault: str
 ) -> None:
     agent = agent_with(tmp_path, make_tool, rules=[])
     host = PluginHost()
     host.register(Faulty(fault), name="faulty")
     provider = ScriptedProvider([Reply(tool_calls=(("run", {"cmd": "ls"}),)), Reply(text="done")])
     events: list[Any] = []
-    async with Runtime(store, host=host).open_session(agent, provider) as session:
+    async with Runtime(backend, host=host).open_session(agent, provider) as session:
         ended = await session.run_turn("go", on_event=events.append)
     assert ended.reason == "completed"
     finished = [e.to_dict() for e in events if e.to_dict()["type"] == "tool_call_finished"]
