@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,10 @@ from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, VarNotSelected, VarUnavailable
 from raw_core.loop import Runtime
 from raw_core.plugins import PluginHost
+from raw_core.provider import ModelRequest
 from raw_core.scripted import Reply, ScriptedProvider
 from raw_core.skills import parse_skill
-from raw_core.store import SessionStore, TextBlock, ToolResultMessage, UserMessage
+from raw_core.store import SqliteBackend, TextBlock, ToolResultMessage, UserMessage
 from raw_core.variables import VarService
 
 pytestmark = pytest.mark.anyio
@@ -249,13 +250,13 @@ def test_reading_an_unselected_variable_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def store(project: Path) -> Iterator[SessionStore]:
-    with SessionStore.open(project / "state") as opened:
+async def backend(project: Path) -> AsyncIterator[SqliteBackend]:
+    async with await SqliteBackend.open(project / "state") as opened:
         yield opened
 
 
 async def test_a_secret_read_in_a_turn_reaches_the_model_and_nothing_else(
-    project: Path, agent: Agent, store: SessionStore, caplog: pytest.LogCaptureFixture
+    project: Path, agent: Agent, backend: SqliteBackend, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     provider = ScriptedProvider(
@@ -266,7 +267,7 @@ async def test_a_secret_read_in_a_turn_reaches_the_model_and_nothing_else(
         ]
     )
     events: list[Any] = []
-    runtime = Runtime(store)
+    runtime = Runtime(backend)
     async with runtime.open_session(agent, provider) as session:
         await session.run_turn("read the token", on_event=events.append)
     async with runtime.open_session(agent, provider, session_id=session.id) as resumed:
@@ -279,7 +280,7 @@ async def test_a_secret_read_in_a_turn_reaches_the_model_and_nothing_else(
             assert SECRET.encode() not in path.read_bytes(), path
     assert SECRET not in caplog.text
     assert SECRET not in json.dumps([e.to_dict() for e in events])
-    page = store.open_reader(session.id).page_display()
+    page = await backend.page(session.id)
     assert SECRET not in repr(page)
 
 
@@ -287,7 +288,7 @@ async def test_a_secret_read_in_a_turn_reaches_the_model_and_nothing_else(
 
 
 async def test_a_changed_skill_the_model_read_adds_a_notice_once(
-    project: Path, host: PluginHost, store: SessionStore
+    project: Path, host: PluginHost, backend: SqliteBackend
 ) -> None:
     agent = load_agent(load_config(project / "raw.json"), host=host)
     provider = ScriptedProvider(
@@ -298,7 +299,7 @@ async def test_a_changed_skill_the_model_read_adds_a_notice_once(
             Reply(text="ok"),
         ]
     )
-    runtime = Runtime(store)
+    runtime = Runtime(backend)
     async with runtime.open_session(agent, provider) as session:
         await session.run_turn("load the review skill")
     write_skill(project / "skills", "review", "How to review a change.", "Read tests first.")
@@ -315,11 +316,11 @@ async def test_a_changed_skill_the_model_read_adds_a_notice_once(
 
 
 async def test_a_changed_skill_never_read_adds_no_notice(
-    project: Path, host: PluginHost, store: SessionStore
+    project: Path, host: PluginHost, backend: SqliteBackend
 ) -> None:
     agent = load_agent(load_config(project / "raw.json"), host=host)
     provider = ScriptedProvider([Reply(text="a"), Reply(text="b")])
-    runtime = Runtime(store)
+    runtime = Runtime(backend)
     async with runtime.open_session(agent, provider) as session:
         await session.run_turn("hi")
     write_skill(project / "skills", "review", "How to review a change.", "Changed.")
@@ -330,19 +331,31 @@ async def test_a_changed_skill_never_read_adds_no_notice(
 
 
 async def test_what_the_model_read_is_recorded_as_soon_as_it_read_it(
-    project: Path, host: PluginHost, store: SessionStore
+    project: Path, host: PluginHost, backend: SqliteBackend
 ) -> None:
     """A crash later in the turn must not forget it (else no notice after a change)."""
     agent = load_agent(load_config(project / "raw.json"), host=host)
-    provider = ScriptedProvider(
+    recorded: list[Any] = []
+    finished: list[str] = []
+
+    class Recording(ScriptedProvider):
+        """Reads the stored state when the request after the call starts: nothing is
+        stored between the call's result and that request, and the turn has not ended."""
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+            if finished:
+                recorded.append((await backend.state(finished.pop())).skills_seen)
+            async for event in super().stream(request):
+                yield event
+
+    provider = Recording(
         [Reply(tool_calls=(("load_skill", {"name": "review"}),)), Reply(text="read")]
     )
-    recorded: list[Any] = []
-    async with Runtime(store).open_session(agent, provider) as session:
+    async with Runtime(backend).open_session(agent, provider) as session:
 
         def on_event(event: Any) -> None:
             if event.to_dict()["type"] == "tool_call_finished":
-                recorded.append(store.open_reader(session.id).state().get("skills_seen"))
+                finished.append(session.id)
 
         await session.run_turn("load it", on_event=on_event)
     assert len(recorded) == 1
