@@ -14,7 +14,6 @@ prerequisite.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -51,7 +50,7 @@ from raw_core.provider import (
     ToolCallEnd,
     ToolCallStart,
 )
-from raw_core.store import AssistantMessage, SessionStore, ToolResultMessage, UserMessage
+from raw_core.store import AssistantMessage, SqliteBackend, ToolResultMessage, UserMessage
 from raw_providers import plugin
 from raw_providers._names import wire_alias
 
@@ -368,9 +367,11 @@ async def test_a_turn_of_the_agent_loop_with_a_real_tool(
     agent = load_agent(load_config(tmp_path / "raw.json"), host=host)
     source = make(host, aimock, api)
     seen: list[LoopEvent] = []
-    with SessionStore.open(tmp_path / "state") as store:
-        async with Runtime(store, host=host).open_session(agent, source, cwd=tmp_path) as session:
-            ended = await session.run_turn(prompt, on_event=seen.append)
+    async with (
+        await SqliteBackend.open(tmp_path / "state") as backend,
+        Runtime(backend, host=host).open_session(agent, source, cwd=tmp_path) as session,
+    ):
+        ended = await session.run_turn(prompt, on_event=seen.append)
     close = getattr(source, "aclose", None)
     if close is not None:
         await close()
@@ -406,12 +407,12 @@ async def test_the_transcript_of_a_turn_keeps_calls_and_results(
     )
     agent = load_agent(load_config(tmp_path / "raw.json"), host=host)
     source = make(host, aimock, ("openai", "responses"))
-    with SessionStore.open(tmp_path / "state") as store:
-        async with Runtime(store, host=host).open_session(agent, source, cwd=tmp_path) as session:
+    async with await SqliteBackend.open(tmp_path / "state") as backend:
+        async with Runtime(backend, host=host).open_session(agent, source, cwd=tmp_path) as session:
             ended = await session.run_turn(prompt)
             session_id = session.id
-        with contextlib.closing(store.open_writer(session_id)) as writer:
-            context = writer.read_context()
+        async with backend.open_writer(session_id) as writer:
+            context = await writer.read_context()
     assert ended.reason == "completed", ended.error
     kinds = [type(m) for m in context]
     assert kinds == [UserMessage, AssistantMessage, ToolResultMessage, AssistantMessage]
