@@ -32,7 +32,7 @@ from raw_core.config import load_config
 from raw_core.loop import Runtime
 from raw_core.plugins import PluginHost
 from raw_core.scripted import Reply, ScriptedProvider
-from raw_core.store import SessionStore
+from raw_core.store import SqliteBackend
 
 sys.path.insert(0, str(Path(__file__).parent))
 _peers = importlib.import_module("bench_dispatch")  # the peers' loops, shared with it
@@ -75,7 +75,7 @@ def make_agent(root: Path, steps: int) -> Agent:
 
 async def raw_turn(steps: int) -> tuple[float, float]:
     """Seconds for one turn of ``steps`` tool-call steps plus the final answer, in a new
-    session of a new store, and seconds to create and open that session."""
+    session of a new SQLite backend, and seconds to create and open that session."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         agent = make_agent(root, steps)
@@ -83,8 +83,8 @@ async def raw_turn(steps: int) -> tuple[float, float]:
             Reply(tool_calls=(("noop", {"command": "ls"}),), chunk=1 << 20) for _ in range(steps)
         ]
         provider = ScriptedProvider([*script, Reply(text="done")])
-        with SessionStore.open(root / "state") as store:
-            runtime = Runtime(store)
+        async with await SqliteBackend.open(root / "state") as backend:
+            runtime = Runtime(backend)
             opening = time.perf_counter()
             async with runtime.open_session(agent, provider) as session:
                 started = time.perf_counter()
@@ -151,15 +151,15 @@ def _timed(owner: type, name: str, spent: dict[str, int], label: str) -> None:
 async def breakdown(turns: int = 30, steps: int = 50) -> None:
     from raw_core.dispatch import Dispatcher
     from raw_core.loop import Session
-    from raw_core.store.store import SessionWriter
+    from raw_core.store.backend import SqliteWriter
 
     spent: dict[str, int] = dict.fromkeys(
         ("the two commits", "the request and its stream", "dispatch", "end-of-turn sync"), 0
     )
-    _timed(SessionWriter, "append", spent, "the two commits")
+    _timed(SqliteWriter, "append", spent, "the two commits")
     _timed(Session, "_request", spent, "the request and its stream")
     _timed(Dispatcher, "dispatch", spent, "dispatch")
-    _timed(SessionWriter, "end_turn", spent, "end-of-turn sync")
+    _timed(SqliteWriter, "end_turn", spent, "end-of-turn sync")
     total = 0.0
     for _ in range(turns):
         elapsed, _opened = await raw_turn(steps)
