@@ -12,13 +12,16 @@ import hashlib
 import importlib.util
 import os
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
+import anyio
+import anyio.to_thread
 import attrs
 
 from raw_core._schema import (
@@ -80,6 +83,9 @@ class _CachedModule:
     module: ModuleType
 
 
+T = TypeVar("T")
+
+
 class ToolLoader:
     """Loads tool folders; owns a cache of imported entry modules.
 
@@ -90,6 +96,17 @@ class ToolLoader:
 
     def __init__(self) -> None:
         self._modules: dict[Path, _CachedModule] = {}
+        # Sessions resolve tools in worker threads: one load at a time keeps the module
+        # cache whole and imports each entry module once, so one thread is enough.
+        self._lock = threading.RLock()
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)`` in this loader's one worker thread (for async callers that
+        load tools: reading a folder and importing its module must not stall the loop)."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
 
     def load(
         self, folder: Path, *, identity: str | None = None, root: Path | None = None
@@ -98,8 +115,12 @@ class ToolLoader:
 
         ``root`` is the directory the folder must stay inside once links are resolved (the
         tools directory it was found in; by default its parent). ``identity`` defaults to
-        ``local/<folder name>``.
+        ``local/<folder name>``. Safe to call from several threads.
         """
+        with self._lock:
+            return self._load(folder, identity=identity, root=root)
+
+    def _load(self, folder: Path, *, identity: str | None, root: Path | None) -> LoadedTool:
         folder = Path(os.path.abspath(folder))
         label = identity or str(folder)
         real_folder = self._check_folder(folder, root, label)

@@ -178,8 +178,9 @@ class FolderSource:
         """Nothing to acquire."""
 
     async def resolve(self, identity: ToolIdentity) -> LoadedTool:
-        """:meth:`load`, inline: a short local read and the entry module's import."""
-        return self.load(identity)
+        """:meth:`load` in a worker thread: reading the folder and importing its entry
+        module (which may import anything) must not stall other sessions."""
+        return await self._loader.in_thread(self.load, identity)
 
     async def close(self) -> None:
         """Nothing to release."""
@@ -214,8 +215,8 @@ class PluginFolderSource:
         """Nothing to acquire."""
 
     async def resolve(self, identity: ToolIdentity) -> LoadedTool:
-        """:meth:`load`, inline."""
-        return self.load(identity)
+        """:meth:`load` in a worker thread (see :meth:`FolderSource.resolve`)."""
+        return await self._loader.in_thread(self.load, identity)
 
     async def close(self) -> None:
         """Nothing to release."""

@@ -30,6 +30,7 @@ from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError, ToolUnknown
 from raw_core.frontend import CallbackFrontEnd, FrontEnd
 from raw_core.hooks import model_definitions
+from raw_core.loader import ToolLoader
 from raw_core.loop import Runtime, Session
 from raw_core.models import credential_status, make_provider
 from raw_core.plugins import PluginHost
@@ -88,6 +89,9 @@ class App:
         self._backend_lock = anyio.Lock()
         self._provider = provider
         self._local_dir = local_dir
+        # One loader for every session: a tool's module is imported and its schemas
+        # compiled once per process, not once per session.
+        self._loader = ToolLoader()
         self._approval_wait = approval_wait
         self._runtime: Runtime | None = None
         self._live: dict[str, Session] = {}
@@ -178,7 +182,7 @@ class App:
         """Agent ``name`` (default: the only one, or ``default_agent``) with its tool
         sources open for the block."""
         async with open_agent(
-            self.config, name, host=self.host, local_dir=self._local_dir
+            self.config, name, host=self.host, loader=self._loader, local_dir=self._local_dir
         ) as agent:
             yield agent
 

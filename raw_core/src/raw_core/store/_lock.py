@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import os
 import time
 import warnings
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from raw_core.errors import SessionLocked, StorageFull
@@ -110,13 +112,24 @@ def acquire(path: Path, *, session_id: str, wait: float) -> SessionLock:
         time.sleep(min(POLL_INTERVAL, remaining))
 
 
-async def acquire_async(path: Path, *, session_id: str, wait: float) -> SessionLock:
-    """:func:`acquire` for async callers: waits with ``anyio.sleep``, never blocking the loop."""
+async def acquire_async(
+    path: Path,
+    *,
+    session_id: str,
+    wait: float,
+    run: Callable[[Callable[[], SessionLock | None]], Awaitable[SessionLock | None]] | None = None,
+) -> SessionLock:
+    """:func:`acquire` for async callers: tries in a worker thread (``run(function)`` runs
+    it in the caller's own threads; anyio's default ones otherwise) and waits with
+    ``anyio.sleep``, never blocking the loop."""
     import anyio  # only async callers pay for importing it
 
     deadline = anyio.current_time() + wait
     while True:
-        lock = SessionLock.try_acquire(path)
+        # Opening (often creating) the lock file waits for the file system: off the loop.
+        # Not abandoned on cancellation, so a lock taken is never lost to a cancelled wait.
+        attempt = functools.partial(SessionLock.try_acquire, path)
+        lock = await (run(attempt) if run is not None else anyio.to_thread.run_sync(attempt))
         if lock is not None:
             return lock
         remaining = deadline - anyio.current_time()

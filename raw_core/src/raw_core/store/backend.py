@@ -86,14 +86,37 @@ def _patiently(
         set_busy_timeout(connection, 0.0)
 
 
+class _Threads:
+    """The worker threads one backend's waits run in, at most :data:`WORKER_THREADS` at
+    once. Few threads, reused: starting a thread blocks the event loop until it runs, and
+    with many sessions opening at once that start-up is what stalls every other session."""
+
+    __slots__ = ("_limiter",)
+
+    def __init__(self) -> None:
+        self._limiter: anyio.CapacityLimiter | None = None  # made on first use, on the loop
+
+    async def run(self, function: Callable[[], T]) -> T:
+        """``function()`` in one of the backend's worker threads."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
+        return await anyio.to_thread.run_sync(function, limiter=self._limiter)
+
+
+WORKER_THREADS = 2
+"""How many worker threads one backend's writers use at once (its readers have a pool of
+their own)."""
+
+
 class _Connection:
     """A connection used inline on the loop thread, lent to worker threads now and then."""
 
-    __slots__ = ("connection", "gate", "timeout")
+    __slots__ = ("connection", "gate", "threads", "timeout")
 
-    def __init__(self, connection: sqlite3.Connection, timeout: float) -> None:
+    def __init__(self, connection: sqlite3.Connection, timeout: float, threads: _Threads) -> None:
         self.connection = connection
         self.timeout = timeout
+        self.threads = threads
         self.gate = Gate()
 
     async def commit(self, function: Callable[..., T], *args: Any) -> T:
@@ -111,7 +134,7 @@ class _Connection:
         """Run ``function(*args)`` in a worker thread, waiting for locks as long as the
         store's busy timeout says; other tasks wait for the connection meanwhile."""
         async with self.gate.lent():
-            return await anyio.to_thread.run_sync(
+            return await self.threads.run(
                 functools.partial(_patiently, self.connection, self.timeout, function, *args)
             )
 
@@ -123,7 +146,7 @@ class SqliteWriter:
     def __init__(self, backend: SqliteBackend, writer: SessionWriter, timeout: float) -> None:
         self._backend = backend
         self._writer = writer
-        self._connection = _Connection(writer.connection, timeout)
+        self._connection = _Connection(writer.connection, timeout, backend._threads)
 
     @property
     def session_id(self) -> str:
@@ -192,7 +215,8 @@ class SqliteBackend:
         self._path = store.path
         self._timeout = store.busy_timeout
         set_busy_timeout(store.connection, 0.0)
-        self._control = _Connection(store.connection, self._timeout)
+        self._threads = _Threads()
+        self._control = _Connection(store.connection, self._timeout, self._threads)
         self._pool = ReadPool(store.path, busy_timeout=self._timeout, size=read_connections)
         self._watch = ChangeWatch(store.path)
         self._events: dict[str, anyio.Event] = {}
@@ -376,10 +400,15 @@ class SqliteBackend:
         await self.info(session_id)  # before a lock file is made for it
         store = self._store
         lock = await _lock.acquire_async(
-            store.lock_path(session_id), session_id=session_id, wait=store.lock_wait_for(wait)
+            store.lock_path(session_id),
+            session_id=session_id,
+            wait=store.lock_wait_for(wait),
+            run=self._threads.run,
         )
         with anyio.CancelScope(shield=True):  # a writer made must not be lost to a cancel
-            sync_writer = await anyio.to_thread.run_sync(store.writer_holding, session_id, lock)
+            sync_writer = await self._threads.run(
+                functools.partial(store.writer_holding, session_id, lock)
+            )
         writer = SqliteWriter(self, sync_writer, self._timeout)
         try:
             yield writer

@@ -41,7 +41,7 @@ from raw_core.store._rows import (
     to_ms,
 )
 from raw_core.store._schema import MAX_KEY, ensure_private_dir, open_database
-from raw_core.store._sqlite import connect, read_transaction, write_transaction
+from raw_core.store._sqlite import connect, read_transaction, set_busy_timeout, write_transaction
 from raw_core.store.reader import SessionReader
 from raw_core.store.writer import SessionWriter
 
@@ -242,11 +242,12 @@ class SessionStore:
         """The writer for a session whose lock was just taken (the session may have been
         deleted while we waited): its own connection, its last ``seq``, and the WAL's
         folder entry made durable once per store."""
+        # Opening and the first read wait for SQLite's locks as long as the store says
+        # (another connection may be checkpointing); an async backend's writer then runs
+        # its commits inline and so does not wait (see raw_core.store.backend).
         try:
             connection = connect(
-                self._path,
-                busy_timeout=0.0 if self._any_thread else self._busy_timeout,
-                any_thread=self._any_thread,
+                self._path, busy_timeout=self._busy_timeout, any_thread=self._any_thread
             )
         except BaseException:
             lock.release()
@@ -259,6 +260,8 @@ class SessionStore:
                 last = 0 if row is None else last_seq(connection, row[0])
             if row is not None:
                 self._wal_name.make_durable()
+            if self._any_thread:
+                set_busy_timeout(connection, 0.0)
         except BaseException:
             connection.close()
             lock.release()
