@@ -31,6 +31,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import attrs
 
 from raw_core.agent import Agent
@@ -482,6 +483,10 @@ class Session:
                     break
                 steps += 1
                 self._steps_taken = steps
+                # One yield to the event loop per step: a turn whose model and tools never
+                # wait (a scripted or in-process model) must not hold up other sessions for
+                # its whole length.
+                await anyio.lowlevel.checkpoint()
                 assistant = await self._request(steps, signal, emit)
                 await self._commit([assistant])
                 self._pending_calls = list(assistant.tool_calls)
