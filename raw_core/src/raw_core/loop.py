@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 import types
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -100,6 +101,9 @@ logger = logging.getLogger("raw_core.loop")
 VarResolver = Callable[[str], str]
 """Gives a variable's value by name when a request is built (values never reach the store).
 By default the agent's :class:`~raw_core.variables.VarService` reads it."""
+
+YIELD_EVERY = 0.002
+"""Seconds a turn may run without giving the event loop to other tasks (see _steps)."""
 
 _INTERRUPTED = (
     "raw stopped before this call finished (the process ended during the turn);"
@@ -473,6 +477,7 @@ class Session:
         self._steps_taken = 0
         self._pending_calls = []
         self._running_call = None
+        last_yield = time.perf_counter()
         end: TurnEnded
         try:
             await self._commit([self._user_message(prompt)])
@@ -483,10 +488,13 @@ class Session:
                     break
                 steps += 1
                 self._steps_taken = steps
-                # One yield to the event loop per step: a turn whose model and tools never
-                # wait (a scripted or in-process model) must not hold up other sessions for
-                # its whole length.
-                await anyio.lowlevel.checkpoint()
+                # A turn whose model and tools never wait (a scripted or in-process model)
+                # would hold up every other session for its whole length: it yields to the
+                # event loop once it has run for YIELD_EVERY seconds since it last did.
+                now = time.perf_counter()
+                if now - last_yield >= YIELD_EVERY:
+                    await anyio.lowlevel.checkpoint()
+                    last_yield = now
                 assistant = await self._request(steps, signal, emit)
                 await self._commit([assistant])
                 self._pending_calls = list(assistant.tool_calls)
@@ -652,7 +660,8 @@ class Session:
             await self._commit([_result_message(call.id, result)], display)
             self._running_call = None
             self._pending_calls = list(calls[index + 1 :])
-            await self._save_skills_seen()
+            if self._skills.seen != self._saved_seen:
+                await self._save_skills_seen()
             if self._listening:
                 emit(
                     ToolCallFinished(

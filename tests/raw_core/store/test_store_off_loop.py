@@ -77,7 +77,7 @@ async def test_a_commit_that_meets_another_write_lock_waits_off_the_loop(
                     group.start_soon(writer.append, [UserMessage.from_text("waited")])
                     # The append failed at once inline and now waits in a worker thread;
                     # only then can this task run and let the other transaction end.
-                    await until(lambda: writer._connection.gate.away)
+                    await until(lambda: writer._connection.gate.away is not None)
                     other.execute("COMMIT")
     page = await backend.page(session.id)
     assert [item.message for item in page.items] == [UserMessage.from_text("waited")]

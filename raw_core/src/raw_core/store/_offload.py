@@ -93,30 +93,27 @@ class ReadPool:
 class Gate:
     """Keeps loop-thread users off a connection while a worker thread has it."""
 
-    __slots__ = ("_away",)
+    __slots__ = ("away",)
 
     def __init__(self) -> None:
-        self._away: anyio.Event | None = None
-
-    @property
-    def away(self) -> bool:
-        """Whether a worker thread has the connection now."""
-        return self._away is not None
+        self.away: anyio.Event | None = None
+        """Set while a worker thread has the connection (a plain attribute: it is read
+        on every commit of the hot path)."""
 
     async def wait(self) -> None:
         """Until no worker thread has the connection."""
-        while self._away is not None:
-            await self._away.wait()
+        while self.away is not None:
+            await self.away.wait()
 
     @asynccontextmanager
     async def lent(self) -> AsyncIterator[None]:
         """The block has the connection (waiting first for another worker's turn)."""
         await self.wait()
-        self._away = event = anyio.Event()
+        self.away = event = anyio.Event()
         try:
             yield
         finally:
-            self._away = None
+            self.away = None
             event.set()
 
 

@@ -121,7 +121,7 @@ class _Connection:
 
     async def commit(self, function: Callable[..., T], *args: Any) -> T:
         """Run a short commit inline; once more in a worker thread if SQLite was busy."""
-        if self.gate.away:
+        if self.gate.away is not None:
             await self.gate.wait()
         try:
             return function(*args)
@@ -156,8 +156,20 @@ class SqliteWriter:
     async def append(self, entries: Sequence[Any]) -> None:
         """See :meth:`raw_core.store.SessionWriter.append`; inline, and it wakes this
         backend's waiters on the session at once."""
-        await self._connection.commit(self._writer.append, tuple(entries))
-        self._backend._notify(self._writer.session_id)
+        # The agent loop's hot path: the common case (the connection is here, SQLite is
+        # not busy) is :meth:`_Connection.commit` written out, one coroutine fewer.
+        connection = self._connection
+        if connection.gate.away is not None:
+            await connection.commit(self._writer.append, entries)
+        else:
+            try:
+                self._writer.append(entries)
+            except StoreUnavailable as exc:
+                if not is_busy(exc):
+                    raise
+                await connection.in_thread(self._writer.append, entries)
+        if self._backend._events:
+            self._backend._notify(self._writer.session_id)
 
     async def compact(self, summary: Message, *, replace_first: int) -> None:
         """See :meth:`raw_core.store.SessionWriter.compact`; in a worker thread (it reads

@@ -138,7 +138,12 @@ class SessionWriter(SessionReader):
         of a batch). Nothing to append is a no-op; anything else is refused before
         anything is written.
         """
-        rows = [_encode(entry) for entry in entries]
+        rows = [
+            (KIND_MESSAGE, MESSAGE_FORMAT, dumps_message(entry))
+            if isinstance(entry, _MESSAGES)  # the hot path: a message, no further dispatch
+            else _encode(entry)
+            for entry in entries
+        ]
         if not rows:
             return
         now = now_ms()
