@@ -11,8 +11,26 @@ it; the ACP server and the dashboard are others. See ``docs/how-to/embed.md``.
 
 from __future__ import annotations
 
-from raw_core.app._explain import Explanation
-from raw_core.app._probe import ModelCheck
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from raw_core.app._service import App, ToolListing
+
+if TYPE_CHECKING:
+    from raw_core.app._explain import Explanation
+    from raw_core.app._probe import ModelCheck
+
+# Imported when first used (PEP 562): they bring the dispatcher and the providers' types.
+_LAZY = {"Explanation": "raw_core.app._explain", "ModelCheck": "raw_core.app._probe"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'raw_core.app' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["App", "Explanation", "ModelCheck", "ToolListing"]

@@ -7,14 +7,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 
-from raw_core.agent import Agent, open_agent
-from raw_core.app._explain import Explanation, explain_call
-from raw_core.app._probe import ModelCheck, probe_model
 from raw_core.backend import (
     ApprovalAnswer,
     DisplayPage,
@@ -23,22 +20,23 @@ from raw_core.backend import (
     SessionBackendRecord,
     SessionInfo,
 )
-from raw_core.calls import ToolCall
 from raw_core.config import Config, load_config
 from raw_core.discovery import find_config
-from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError, ToolUnknown
 from raw_core.frontend import CallbackFrontEnd, FrontEnd
-from raw_core.hooks import model_definitions
-from raw_core.loader import ToolLoader
-from raw_core.loop import Runtime, Session
-from raw_core.models import credential_status, make_provider
 from raw_core.plugins import PluginHost
-from raw_core.provider import Provider
-from raw_core.registry import ToolDefinition
-from raw_core.results import ToolResult
-from raw_core.store import SQLITE_BACKEND, SqliteBackend
-from raw_core.variables import VarService
+
+# What only sessions, calls and explanations need is imported when first used, so that a
+# command that only lists sessions starts fast (no schema compiler, RE2 or loop).
+if TYPE_CHECKING:
+    from raw_core.agent import Agent
+    from raw_core.app._explain import Explanation
+    from raw_core.app._probe import ModelCheck
+    from raw_core.loader import ToolLoader
+    from raw_core.loop import Runtime, Session
+    from raw_core.provider import Provider
+    from raw_core.registry import ToolDefinition
+    from raw_core.results import ToolResult
 
 __all__ = ["App", "ToolListing"]
 
@@ -91,7 +89,7 @@ class App:
         self._local_dir = local_dir
         # One loader for every session: a tool's module is imported and its schemas
         # compiled once per process, not once per session.
-        self._loader = ToolLoader()
+        self._loader: ToolLoader | None = None
         self._approval_wait = approval_wait
         self._runtime: Runtime | None = None
         self._live: dict[str, Session] = {}
@@ -108,6 +106,8 @@ class App:
 
     async def runtime(self) -> Runtime:
         """The runtime every session of this service runs in."""
+        from raw_core.loop import Runtime
+
         if self._runtime is None:
             self._runtime = Runtime(
                 await self.backend(), host=self.host, approval_wait=self._approval_wait
@@ -181,12 +181,19 @@ class App:
     async def agent(self, name: str | None = None) -> AsyncIterator[Agent]:
         """Agent ``name`` (default: the only one, or ``default_agent``) with its tool
         sources open for the block."""
+        from raw_core.agent import open_agent
+        from raw_core.loader import ToolLoader
+
+        if self._loader is None:
+            self._loader = ToolLoader()
         async with open_agent(
             self.config, name, host=self.host, loader=self._loader, local_dir=self._local_dir
         ) as agent:
             yield agent
 
     def _make_provider(self, agent: Agent) -> Provider:
+        from raw_core.models import make_provider
+
         if self._provider is not None:
             return self._provider
         model_name = agent.config.model
@@ -315,6 +322,8 @@ class App:
     async def list_tools(self, agent: str | None = None) -> ToolListing:
         """What the agent's model receives (descriptions rewritten by plug-ins, as in a
         turn), and the selected tools hidden by an unconditional deny."""
+        from raw_core.hooks import model_definitions
+
         async with self.agent(agent) as loaded:
             return ToolListing(
                 agent=loaded.name,
@@ -340,6 +349,10 @@ class App:
         The result is what the model would receive: a variable's placeholder (from
         ``read_var``) is filled in with the value, as a turn does when it builds a
         request. Nothing is stored."""
+        from raw_core.calls import ToolCall
+        from raw_core.dispatch import Dispatcher
+        from raw_core.results import ToolResult
+
         front_end = front_end if front_end is not None else CallbackFrontEnd()
         async with self.agent(agent) as loaded:
             tool = next((t for t in loaded.registry if t.identity == identity), None)
@@ -373,6 +386,9 @@ class App:
         prepared as a turn would (validated arguments, intended effects), every rule as
         matched or not and why, each hook's answer, and the verdicts. Raises
         ``tool_unknown``, ``invalid_arguments`` or ``effects_invalid``."""
+        from raw_core.app._explain import explain_call
+        from raw_core.dispatch import Dispatcher
+
         async with self.agent(agent) as loaded:
             dispatcher = Dispatcher.for_agent(loaded, host=self.host, cwd=cwd)
             return await explain_call(dispatcher, loaded, identity, arguments, host=self.host)
@@ -381,6 +397,8 @@ class App:
         """The config's models, by name: provider (and whether a plug-in provides it),
         model, address, API, vision, and where the credential comes from and whether it
         is there — never its value."""
+        from raw_core.models import credential_status
+
         providers = self.host.providers()
         rows = []
         for name, model in sorted(self.config.models.items()):
@@ -402,6 +420,10 @@ class App:
     async def check_model(self, name: str, *, seconds: float = 60.0) -> ModelCheck:
         """Send one tiny streamed request to model ``name`` and report what worked.
         ``config_invalid`` for an unknown model; provider and credential errors raise."""
+        from raw_core.app._probe import probe_model
+        from raw_core.models import make_provider
+        from raw_core.variables import VarService
+
         model = self.config.models.get(name)
         if model is None:
             known = ", ".join(sorted(self.config.models)) or "none"
@@ -457,6 +479,8 @@ async def _open_backend(
     expire_after_days: float | None,
 ) -> SessionBackend:
     """The backend ``sessions.backend`` names (raw's SQLite store by default)."""
+    from raw_core.store import SQLITE_BACKEND, SqliteBackend
+
     sessions = config.sessions
     days = expire_after_days if expire_after_days is not None else sessions.expire_after_days
     if store_dir is not None:
