@@ -3,17 +3,10 @@
 Every command that needs a config, an agent, sessions or a model opens one
 :class:`raw_core.app.App` here and does its work through it: the CLI parses arguments and
 renders; it builds no dispatcher, store or provider itself.
-
-Once the app is open (plug-ins, config and agents' code imported) the command freezes the
-heap with :func:`gc.freeze`: the cyclic garbage collector then no longer scans what was
-loaded at start-up, which keeps its full collections from stalling a long chat, or the
-many sessions of a server front end, for tens of milliseconds (benchmarks/README.md,
-"Many sessions in one process"). The process is the command's own, so this is its call.
 """
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,7 +54,6 @@ def with_app(
 
     async def main() -> int:
         async with App.open(config_path, **options) as app:
-            gc.freeze()
             return await work(app)
 
     try:
