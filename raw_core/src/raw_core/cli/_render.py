@@ -19,7 +19,6 @@ __all__ = [
     "TerminalFrontEnd",
     "TerminalRenderer",
     "show_request",
-    "terminal_approval",
 ]
 
 
@@ -41,18 +40,6 @@ def show_request(request: Any, *, err: bool = True) -> None:
             click.echo(json.dumps(request.effects, indent=2, ensure_ascii=False), err=err)
     click.echo("Arguments:", err=err)
     click.echo(json.dumps(request.arguments, indent=2, ensure_ascii=False), err=err)
-
-
-def terminal_approval(reader: Any) -> Any:
-    """An approval callback that shows the request and asks yes/no on the terminal,
-    reading the answer through ``reader`` (a :class:`~raw_core.cli._terminal.LineReader`)."""
-
-    async def ask(request: Any) -> bool:
-        show_request(request)
-        answer: bool = await reader.confirm("Run it?")
-        return answer
-
-    return ask
 
 
 class TerminalRenderer:
