@@ -33,6 +33,33 @@ def texts(items: Any) -> list[str]:
     return found
 
 
+async def echo_turn(
+    project: Path,
+    host: PluginHost,
+    store: Path,
+    text: str,
+    *,
+    front_end: Any = None,
+    approval_wait: float = 0.0,
+) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
+    """One turn in which the model calls echo with ``text`` and then answers: the session's
+    display page, its pending requests after the turn, and its model context."""
+    model = ScriptedProvider([Reply(tool_calls=(("echo", {"text": text}),)), Reply(text="ok")])
+    async with App.open(
+        project / "raw.json",
+        host=host,
+        store_dir=store,
+        provider=model,
+        approval_wait=approval_wait,
+    ) as app:
+        async with app.open_session(front_end=front_end) as session:
+            await session.run_turn("go")
+        page = await app.page(session.id)
+        pending = await app.pending_requests(session.id)
+        context = await (await app.backend()).read_context(session.id)
+    return page, pending, context
+
+
 async def test_a_turn_one_front_end_runs_is_followed_listed_paged_and_resumed_by_another(
     project: Path, host: PluginHost, tmp_path: Path
 ) -> None:
@@ -171,19 +198,12 @@ async def test_an_approval_is_a_stored_request_any_front_end_answers_by_id(
 async def test_the_session_front_end_can_answer_and_its_name_is_recorded(
     project: Path, host: PluginHost, tmp_path: Path
 ) -> None:
-    model = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "ask me"}),)), Reply(text="ok")])
-
     async def decline(request: Any) -> bool:
         assert request.identity == "agent/echo"
         return False
 
     front_end = CallbackFrontEnd(approve=decline, name="terminal")
-    async with App.open(
-        project / "raw.json", host=host, store_dir=tmp_path / "s", provider=model
-    ) as app:
-        async with app.open_session(front_end=front_end) as session:
-            await session.run_turn("go")
-        page = await app.page(session.id)
+    page, _, _ = await echo_turn(project, host, tmp_path / "s", "ask me", front_end=front_end)
     kinds = [item.kind for item in page.items]
     assert kinds == ["message", "message", "approval", "message", "message"]
     approval = page.items[2].to_dict()
@@ -197,13 +217,8 @@ async def test_the_session_front_end_can_answer_and_its_name_is_recorded(
 async def test_an_approval_nobody_answers_expires_as_approval_unavailable(
     project: Path, host: PluginHost, tmp_path: Path
 ) -> None:
-    model = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "ask me"}),)), Reply(text="ok")])
-    async with App.open(
-        project / "raw.json", host=host, store_dir=tmp_path / "s", provider=model, approval_wait=0.2
-    ) as app:
-        async with app.open_session() as session:
-            await session.run_turn("go")
-        page = await app.page(session.id)
+    page, pending, _ = await echo_turn(project, host, tmp_path / "s", "ask me", approval_wait=0.2)
+    assert pending == ()
     approval = next(item for item in page.items if item.kind == "approval").to_dict()
     assert approval["state"] == "expired"
     assert approval["answer"] is None
@@ -216,14 +231,8 @@ async def test_an_approval_nobody_answers_expires_as_approval_unavailable(
 async def test_without_anybody_to_ask_an_ask_ends_at_once_and_stores_no_request(
     project: Path, host: PluginHost, tmp_path: Path
 ) -> None:
-    model = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "ask me"}),)), Reply(text="ok")])
-    async with App.open(
-        project / "raw.json", host=host, store_dir=tmp_path / "s", provider=model
-    ) as app:
-        async with app.open_session() as session:
-            await session.run_turn("go")
-        page = await app.page(session.id)
-        assert await app.pending_requests(session.id) == ()
+    page, pending, _ = await echo_turn(project, host, tmp_path / "s", "ask me")
+    assert pending == ()
     assert [item.kind for item in page.items] == ["message"] * 4
     result = page.items[2].message
     assert isinstance(result, ToolResultMessage)
@@ -234,14 +243,7 @@ async def test_the_display_history_keeps_the_whole_output_the_model_got_capped(
     project: Path, host: PluginHost, tmp_path: Path
 ) -> None:
     long_text = "line of output\n" * 40  # 600 bytes; the agent's cap is 64
-    model = ScriptedProvider([Reply(tool_calls=(("echo", {"text": long_text}),)), Reply(text="ok")])
-    async with App.open(
-        project / "raw.json", host=host, store_dir=tmp_path / "s", provider=model
-    ) as app:
-        async with app.open_session() as session:
-            await session.run_turn("go")
-        page = await app.page(session.id)
-        context = await (await app.backend()).read_context(session.id)
+    page, _, context = await echo_turn(project, host, tmp_path / "s", long_text)
     kinds = [item.kind for item in page.items]
     assert kinds == ["message", "message", "message", "tool_output", "message"]
     result, output = page.items[2], page.items[3].to_dict()
