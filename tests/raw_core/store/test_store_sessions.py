@@ -14,8 +14,10 @@ from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
+import attrs
 import pytest
 
+from raw_core.backend import SessionState
 from raw_core.errors import (
     InvalidCursor,
     SessionLocked,
@@ -93,10 +95,12 @@ def test_created_sessions_have_stable_ids_and_list_newest_activity_first(
     assert store.info(second.id) == second
 
 
-def test_set_title_changes_the_title_but_not_the_activity(store: SessionStore) -> None:
+def test_a_new_title_in_the_state_changes_the_title_but_not_the_activity(
+    store: SessionStore,
+) -> None:
     session = store.create()
     with store.open_writer(session.id) as writer:
-        writer.set_title("renamed")
+        writer.set_session_state(attrs.evolve(writer.session_state(), title="renamed"))
     info = store.info(session.id)
     assert info.title == "renamed"
     assert info.last_activity == session.last_activity
@@ -593,7 +597,7 @@ def test_reading_and_listing_do_not_renew_a_session(store: SessionStore) -> None
     session = store.create()
     with store.open_writer(session.id) as writer:
         writer.append(users("hello"))
-        writer.set_title("a title")
+        writer.set_session_state(attrs.evolve(writer.session_state(), title="a title"))
         activity = store.info(session.id).last_activity
         time.sleep(0.005)
         writer.read_context()
@@ -740,8 +744,11 @@ def test_a_negative_list_limit_is_refused(store: SessionStore) -> None:
 
 def test_runtime_state_round_trips_and_is_not_activity(store: SessionStore) -> None:
     info = store.create()
+    state = SessionState(
+        title="t", cwd="/w", tool_digests={"echo": "abc"}, cache_key="k", skills_seen={"a": "1"}
+    )
     with store.open_writer(info.id) as writer:
-        assert writer.state() == {}
-        writer.set_state({"tools_hash": "abc", "skills": ["a"]})
-    assert store.open_reader(info.id).state() == {"tools_hash": "abc", "skills": ["a"]}
+        assert writer.session_state() == SessionState()
+        writer.set_session_state(state)
+    assert store.open_reader(info.id).session_state() == state
     assert store.info(info.id).last_activity == info.last_activity

@@ -2,16 +2,13 @@
 :class:`~raw_core.backend.SessionState` together with the ``title`` and ``cwd`` columns.
 
 The object's keys are ``tools`` (model-facing tool name -> digest: the
-``tool_digests``), ``cache_key`` and ``skills_seen``. The untyped view
-(``SessionWriter.state()`` / ``set_state(dict)``) reads and writes the object as a whole
-and may hold other keys; the typed view reads these three (checking their types) and
-writes exactly them.
+``tool_digests``), ``cache_key`` and ``skills_seen``: they are read with their types
+checked, and written exactly.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,7 @@ from raw_core.backend import SessionState
 from raw_core.errors import StoreCorrupt
 from raw_core.store.entries import dumps_json
 
-__all__ = ["state_dict", "state_from_row", "state_text", "typed_state_text"]
+__all__ = ["state_dict", "state_from_row", "typed_state_text"]
 
 
 def _corrupt(path: Path, session_id: str, problem: str) -> StoreCorrupt:
@@ -65,11 +62,6 @@ def state_from_row(
         cache_key=cache_key,
         skills_seen=_string_map(data.get("skills_seen", {}), "skills_seen", path, session_id),
     )
-
-
-def state_text(state: Mapping[str, Any]) -> str:
-    """The untyped state as stored."""
-    return json.dumps(dict(state), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def typed_state_text(state: SessionState) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from raw_core.backend import DisplayItem, DisplayPage, SessionInfo, SessionState
 from raw_core.errors import InvalidCursor
@@ -30,7 +29,7 @@ from raw_core.store._rows import (
 )
 from raw_core.store._schema import SEQ_BITS, seq_range
 from raw_core.store._sqlite import read_transaction, sqlite_errors
-from raw_core.store._state import state_dict, state_from_row
+from raw_core.store._state import state_from_row
 from raw_core.store.messages import Message
 
 __all__ = ["MAX_PAGE_SIZE", "SessionReader"]
@@ -144,11 +143,6 @@ class SessionReader:
         if row is None:
             raise not_found(self._session_id)
         return row  # type: ignore[no-any-return]
-
-    def state(self) -> dict[str, Any]:
-        """The untyped runtime state :meth:`SessionWriter.set_state` last stored (``{}`` at
-        first)."""
-        return state_dict(self._state_row()[2], self._path, self._session_id)
 
     def session_state(self) -> SessionState:
         """The typed state: title, cwd, tool digests, prompt-cache key, skills seen."""

@@ -15,7 +15,7 @@ store's real busy timeout.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -43,7 +43,7 @@ from raw_core.store._schema import (
     seq_range,
 )
 from raw_core.store._sqlite import sqlite_errors, write_transaction
-from raw_core.store._state import state_text, typed_state_text
+from raw_core.store._state import typed_state_text
 from raw_core.store.entries import ENTRY_FORMAT, dumps_approval, dumps_tool_output
 from raw_core.store.messages import (
     MESSAGE_FORMAT,
@@ -229,22 +229,12 @@ class SessionWriter(SessionReader):
             if not updated:
                 raise not_found(self._session_id)
 
-    def set_state(self, state: Mapping[str, Any]) -> None:
-        """Replace the session's untyped runtime state: a small JSON object the agent loop
-        keeps between runs (see :meth:`set_session_state` for the typed one). Not
-        conversation activity: expiry is unaffected."""
-        self._update_session("state = ?", (state_text(state),))
-
     def set_session_state(self, state: SessionState) -> None:
         """Replace the session's typed state, its title and cwd included. Not conversation
         activity: expiry is unaffected."""
         self._update_session(
             "title = ?, cwd = ?, state = ?", (state.title, state.cwd, typed_state_text(state))
         )
-
-    def set_title(self, title: str) -> None:
-        """Change the title (not conversation activity: expiry is unaffected)."""
-        self._update_session("title = ?", (title,))
 
     def add_request(self, request: PendingRequest) -> None:
         """Store a new pending request of this session (its id from
