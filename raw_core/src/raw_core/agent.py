@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 
 from raw_core.config import AgentConfig, Config
-from raw_core.loader import LoadedTool, ToolLoader
+from raw_core.loader import ToolLoader
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
 from raw_core.registry import Registry, ToolDefinition, user_tools_dir
@@ -57,16 +57,6 @@ class Agent:
         A tool whose last matching rule is an unconditional deny is left out.
         """
         return [d for d in self.registry.definitions() if self.policy.is_exposed(d.identity)]
-
-    def exposed_tool(self, name: str) -> LoadedTool:
-        """Dispatch step 1: the selected, exposed tool with model-facing ``name``.
-
-        Raises ``tool_unknown`` when no selected tool has that name and
-        ``tool_not_exposed`` when an unconditional deny hides it.
-        """
-        tool = self.registry.by_name(name)
-        self.policy.check_exposed(tool.identity)
-        return tool
 
 
 def load_agent(

@@ -52,7 +52,6 @@ from raw_core.errors import (
     RawError,
     Timeout,
     ToolError,
-    ToolNotExposed,
 )
 from raw_core.frozen import fingerprint, freeze, thaw
 from raw_core.hooks import (
@@ -105,6 +104,8 @@ class PolicyView(Protocol):
 
     def is_exposed(self, identity: str) -> bool: ...
 
+    def check_exposed(self, identity: str) -> None: ...
+
     def decide(self, identity: str, arguments: Any, effects: Any = None) -> PolicyDecision: ...
 
 
@@ -118,6 +119,9 @@ class _AllowAll:
 
     def is_exposed(self, identity: str) -> bool:
         return True
+
+    def check_exposed(self, identity: str) -> None:
+        """Every selected tool is exposed."""
 
     def decide(self, identity: str, arguments: Any, effects: Any = None) -> PolicyDecision:
         return _Allowed()
@@ -243,7 +247,7 @@ class Dispatcher:
         try:
             if signal.cancelled:
                 raise Cancelled("the call was cancelled before it started")
-            tool = self._select(call.name)
+            tool = self.select(call.name)
             prepared = self.prepare(tool, call, signal)
             arguments, effects = prepared.arguments, prepared.effects
             context, info = prepared.context, prepared.info
@@ -308,13 +312,13 @@ class Dispatcher:
             tool=tool, arguments=arguments, effects=effects, context=context, info=info
         )
 
-    def _select(self, name: str) -> LoadedTool:
+    def select(self, name: str) -> LoadedTool:
+        """Step 1: the selected tool with model-facing ``name``, if the model is offered
+        it. Raises ``tool_unknown`` when no selected tool has that name and
+        ``tool_not_exposed`` (with the deciding ``rule``) when an unconditional deny hides
+        it. The one exposure check: the policy's."""
         tool = self.registry.by_name(name)
-        if not self.policy.is_exposed(tool.identity):
-            raise ToolNotExposed(
-                f"{tool.identity} is denied by the agent's rules and is not offered to the model",
-                tool=tool.identity,
-            )
+        self.policy.check_exposed(tool.identity)
         return tool
 
     def _validate(self, tool: LoadedTool, raw: str | Mapping[str, Any]) -> Any:

@@ -282,8 +282,7 @@ class Policy:
         rule = self._hidden.get(identity)
         if rule is not None:
             raise ToolNotExposed(
-                f"{identity} is not exposed: {_rule_label(rule, self._rules[rule])} denies"
-                " every call",
+                f"{identity} is denied by the agent's rules and is not offered to the model",
                 tool=identity,
                 rule=rule,
             )

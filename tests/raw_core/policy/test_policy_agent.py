@@ -11,6 +11,7 @@ import pytest
 
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
+from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
 from raw_core.hookspecs import hookimpl
 from raw_core.plugins import PluginHost, ToolFolder
@@ -60,12 +61,13 @@ def test_agent_policy_and_definitions(tmp_path: Path, builtin_host: PluginHost) 
         "builtin/bash",
         "builtin/write_file",
     ]
-    assert agent.exposed_tool("bash").identity == "builtin/bash"
+    step_one = Dispatcher.for_agent(agent, host=builtin_host).select
+    assert step_one("bash").identity == "builtin/bash"
     with pytest.raises(ToolNotExposed) as caught:
-        agent.exposed_tool("write_file")
+        step_one("write_file")
     assert caught.value.context == {"tool": "builtin/write_file", "rule": 0}
     with pytest.raises(ToolUnknown):
-        agent.exposed_tool("nope")
+        step_one("nope")
 
 
 def test_agent_binds_rules_when_built_without_a_policy(
