@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from raw_builtin_tools._lines import join_lines, split_lines
-from raw_builtin_tools._patch import (
+from raw_builtin_tools.toolkit import (
     MAX_OPERATIONS,
     AddFile,
     DeleteFile,
@@ -19,10 +18,13 @@ from raw_builtin_tools._patch import (
     PatchSyntaxError,
     UpdateFile,
     apply_hunks,
+    join_lines,
+    normalize,
     parse_patch,
+    path_problem,
     render_patch,
+    split_lines,
 )
-from raw_builtin_tools._paths import normalize, path_problem
 
 # --- lexical paths ---------------------------------------------------------------------------
 

@@ -23,9 +23,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from raw_builtin_tools._atomic import stage
-from raw_builtin_tools._edits import EditError, Workspace, overwrite, replace_text
-from raw_builtin_tools._patch import AddFile, DeleteFile, Hunk, Patch, UpdateFile, render_patch
+from raw_builtin_tools.toolkit import (
+    AddFile,
+    DeleteFile,
+    EditError,
+    Hunk,
+    Patch,
+    UpdateFile,
+    Workspace,
+    overwrite,
+    render_patch,
+    replace_text,
+    stage,
+)
 from raw_core.agent import Agent, load_agent
 from raw_core.calls import ToolCall
 from raw_core.config import load_config
@@ -653,7 +663,7 @@ def test_effects_name_exactly_the_files_the_patch_changes(
 
 WRITER = """
 import itertools, sys
-from raw_builtin_tools._edits import Workspace, overwrite
+from raw_builtin_tools.toolkit import Workspace, overwrite
 path = sys.argv[1]
 contents = ["A" * 3_000_000, "B" * 2_000_000 + "end"]
 print("ready", flush=True)
@@ -792,7 +802,7 @@ def test_a_staging_failure_removes_temporary_files_and_new_folders(
             raise OSError(errno.ENOSPC, "No space left on device")
         return stage(target, data, mode=mode)
 
-    monkeypatch.setattr("raw_builtin_tools._edits.stage", failing_stage)
+    monkeypatch.setattr("raw_builtin_tools.toolkit.workspace.stage", failing_stage)
     before = snapshot(tmp_path)
     with pytest.raises(EditError) as caught:
         space.commit()

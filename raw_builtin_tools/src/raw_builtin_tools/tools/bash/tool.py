@@ -1,7 +1,7 @@
 """builtin/bash: run 1 to 16 Bash commands one at a time, one row per command.
 
 Each command runs as ``bash -c COMMAND`` in the session's working directory, with stdin
-from ``/dev/null``, in a process group of its own (:mod:`raw_builtin_tools._process`). A
+from ``/dev/null``, in a process group of its own (:func:`raw_builtin_tools.toolkit.run_command`). A
 nonzero exit is an ordinary result and the next command still runs. A command that runs
 past its ``timeout_ms`` (default 120 s, at most 10 minutes) has its whole process group
 killed, and the commands after it are skipped. The first 1 MiB of stdout and of stderr is
@@ -22,10 +22,8 @@ import signal as signals
 from collections.abc import Mapping
 from typing import Any, Final
 
-from raw_builtin_tools._lines import surrogate_problem
-from raw_builtin_tools._process import Capture, Outcome, run_command
-from raw_core.calls import ToolContext
-from raw_core.results import BatchResult
+from raw_builtin_tools.toolkit import Capture, Outcome, run_command, surrogate_problem
+from raw_core import BatchResult, ToolContext
 
 DEFAULT_TIMEOUT_MS: Final = 120_000
 MAX_CAPTURE_BYTES: Final = 1024 * 1024

@@ -20,9 +20,8 @@ import stat
 from collections.abc import Mapping
 from typing import Any, Final
 
-from raw_builtin_tools._paths import normalize, path_problem
-from raw_core.calls import ToolContext
-from raw_core.results import BatchResult
+from raw_builtin_tools.toolkit import normalize, path_problem
+from raw_core import BatchResult, ToolContext
 
 DEFAULT_MAX_LINES: Final = 2000
 MAX_KEPT_CHARS: Final = 1024 * 1024  # per file: what the terminal may show at most

@@ -5,14 +5,14 @@ Two input forms (``docs/tools/write_file.md``):
 * ``{"operations": [...]}`` — 1 to 16 edits, applied in order: ``overwrite``, ``append``,
   ``replace_text`` (``old`` must occur exactly once) and ``replace_lines``;
 * ``{"patch": "*** Begin Patch ..."}`` — add, update (with an optional move) and delete
-  files; the grammar is in :mod:`raw_builtin_tools._patch`.
+  files; the grammar is in :func:`raw_builtin_tools.toolkit.parse_patch`.
 
 ``validate_args`` rejects a malformed call before anything runs (a patch that does not
 parse names its line). ``describe_effects`` names every target of either form as an
 absolute, lexically normalized path with its operation, and reads nothing. The handler
 then acts on exactly those paths: it prepares the whole call in memory, each entry against
 the state the earlier ones leave, and writes only when every entry can apply
-(:mod:`raw_builtin_tools._edits` commits with atomic renames).
+(:class:`raw_builtin_tools.toolkit.Workspace` commits with atomic renames).
 
 The handler is ``async`` so that it can shield the commit: planning runs in a worker thread
 and is abandoned at once on cancellation (it has written nothing); the commit, once
@@ -26,23 +26,26 @@ from typing import Any, Final
 
 import anyio
 
-from raw_builtin_tools._edits import (
+from raw_builtin_tools.toolkit import (
+    AddFile,
+    DeleteFile,
     Edit,
     EditError,
+    PatchSyntaxError,
     Workspace,
     append,
+    normalize,
     overwrite,
+    parse_patch,
     patch_add,
     patch_delete,
     patch_update,
+    path_problem,
     replace_lines,
     replace_text,
+    surrogate_problem,
 )
-from raw_builtin_tools._lines import surrogate_problem
-from raw_builtin_tools._patch import AddFile, DeleteFile, PatchSyntaxError, parse_patch
-from raw_builtin_tools._paths import normalize, path_problem
-from raw_core.calls import ToolContext
-from raw_core.results import BatchResult
+from raw_core import BatchResult, ToolContext
 
 # The fields each operation takes beside "op" and "path".
 _FIELDS: Final = {

@@ -12,7 +12,7 @@ meaning), and effects must have exactly one leading slash.
 
 from __future__ import annotations
 
-from raw_builtin_tools._lines import surrogate_problem
+from raw_builtin_tools.toolkit.lines import surrogate_problem
 
 __all__ = ["normalize", "path_problem"]
 

@@ -1,0 +1,111 @@
+"""The helpers the built-in tools are made of, as a stable API for forks.
+
+``raw tools fork`` copies a built-in tool's folder out of this distribution; the copy keeps
+importing what the original imports. Every built-in tool imports only two things: names
+from ``raw_core`` itself (its ``__all__``) and names from this package. So a fork keeps
+working when ``raw-builtin-tools`` is upgraded, as long as this package keeps its promise:
+
+* **What is stable:** every name in ``raw_builtin_tools.toolkit.__all__``, imported from
+  ``raw_builtin_tools.toolkit`` itself, with the signature and behaviour its docstring
+  documents (including the error codes a model reads). A release may add names, optional
+  keyword parameters and new error codes.
+* **What may change:** which submodule (``lines``, ``paths``, ``patch``, ``atomic``,
+  ``workspace``, ``edits``, ``processes``) defines a name, anything not in ``__all__``,
+  anything named with a leading underscore, and the modules named with one anywhere in
+  ``raw_builtin_tools``. Import from the package, not from a submodule.
+* **How it changes:** a name in ``__all__`` is removed, renamed or changed incompatibly
+  only in a release whose version says so (a new major version; before 1.0, a new minor
+  version), and the release notes name it.
+
+The parts, by what a tool needs them for:
+
+* lines as an editor counts them: :func:`split_lines`, :func:`join_lines`, and
+  :func:`surrogate_problem` for text that cannot be written as UTF-8;
+* the paths a call names: :func:`normalize` (absolute and lexical, reading nothing, as the
+  intended effects need) and :func:`path_problem`;
+* the ``*** Begin Patch`` format: :func:`parse_patch`, :func:`render_patch`,
+  :func:`apply_hunks` and the types :class:`Patch`, :class:`AddFile`, :class:`DeleteFile`,
+  :class:`UpdateFile`, :class:`Hunk`, with :class:`PatchSyntaxError` and
+  :class:`HunkMismatch`;
+* atomic file replacement: :func:`write_atomic`, or :func:`stage` then
+  :meth:`Staged.commit` for several files;
+* all-or-nothing edits of several files: a :class:`Workspace` plans every :data:`Edit`
+  (:func:`overwrite`, :func:`append`, :func:`replace_text`, :func:`replace_lines`,
+  :func:`patch_add`, :func:`patch_delete`, :func:`patch_update`) and commits them together,
+  or raises :class:`EditError`;
+* commands: :func:`run_command` runs one in a process group of its own with a deadline, a
+  cancellation :class:`Signal` and bounded :class:`Capture` of its output, and returns an
+  :class:`Outcome`; :func:`kill_group` kills such a group.
+"""
+
+from __future__ import annotations
+
+from raw_builtin_tools.toolkit.atomic import Staged, stage, write_atomic
+from raw_builtin_tools.toolkit.edits import (
+    Edit,
+    append,
+    overwrite,
+    patch_add,
+    patch_delete,
+    patch_update,
+    replace_lines,
+    replace_text,
+)
+from raw_builtin_tools.toolkit.lines import join_lines, split_lines, surrogate_problem
+from raw_builtin_tools.toolkit.patch import (
+    MAX_OPERATIONS,
+    AddFile,
+    DeleteFile,
+    Hunk,
+    HunkMismatch,
+    LineKind,
+    Operation,
+    Patch,
+    PatchSyntaxError,
+    UpdateFile,
+    apply_hunks,
+    parse_patch,
+    render_patch,
+)
+from raw_builtin_tools.toolkit.paths import normalize, path_problem
+from raw_builtin_tools.toolkit.processes import Capture, Outcome, Signal, kill_group, run_command
+from raw_builtin_tools.toolkit.workspace import EditError, Workspace
+
+__all__ = [
+    "MAX_OPERATIONS",
+    "AddFile",
+    "Capture",
+    "DeleteFile",
+    "Edit",
+    "EditError",
+    "Hunk",
+    "HunkMismatch",
+    "LineKind",
+    "Operation",
+    "Outcome",
+    "Patch",
+    "PatchSyntaxError",
+    "Signal",
+    "Staged",
+    "UpdateFile",
+    "Workspace",
+    "append",
+    "apply_hunks",
+    "join_lines",
+    "kill_group",
+    "normalize",
+    "overwrite",
+    "parse_patch",
+    "patch_add",
+    "patch_delete",
+    "patch_update",
+    "path_problem",
+    "render_patch",
+    "replace_lines",
+    "replace_text",
+    "run_command",
+    "split_lines",
+    "stage",
+    "surrogate_problem",
+    "write_atomic",
+]
