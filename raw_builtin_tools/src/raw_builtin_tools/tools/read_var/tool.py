@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from raw_core.errors import VarNotSelected
+from raw_core import VarService
 
 
 def handler(args: Any, context: Any) -> dict[str, Any]:
-    """Check the variable can be read; answer with its placeholder."""
+    """Check the variable can be read; answer with its placeholder.
+
+    Without the agent's variables (a dispatcher given none) no name is selected: an empty
+    :class:`raw_core.VarService` refuses it with raw_core's own ``var_not_selected``.
+    """
     name = args["name"]
-    if context.vars is None:
-        raise VarNotSelected(f"no variables are available; cannot read {name!r}", var=name)
-    context.vars.read(name)
+    variables = context.vars if context.vars is not None else VarService({}, ())
+    variables.read(name)
     return {"content": [{"type": "var", "name": name}]}
