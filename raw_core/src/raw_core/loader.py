@@ -24,12 +24,7 @@ import anyio
 import anyio.to_thread
 import attrs
 
-from raw_core._schema import (
-    SchemaDefinitionError,
-    SchemaValidator,
-    compile_schema,
-    prepare_schema,
-)
+from raw_core._schema import SchemaDefinitionError, SchemaValidator, compile_schema
 from raw_core.errors import (
     ManifestInvalid,
     ToolEntryInvalid,
@@ -37,7 +32,7 @@ from raw_core.errors import (
     ToolNotFound,
     ToolPathOutsideRoot,
 )
-from raw_core.manifest import ToolManifest, parse_manifest
+from raw_core.manifest import ToolManifest, parse_manifest_and_schemas
 
 __all__ = ["MANIFEST_FILE", "LoadedTool", "ToolLoader"]
 
@@ -148,7 +143,7 @@ class ToolLoader:
         found_warnings: list[str] = []
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            manifest = parse_manifest(text, tool=label)
+            manifest, prepared = parse_manifest_and_schemas(text, tool=label)
         found_warnings.extend(str(w.message) for w in caught)
         if manifest.id != folder.name:
             raise ManifestInvalid(
@@ -156,9 +151,11 @@ class ToolLoader:
                 field="$.id",
                 tool=label,
             )
-        input_validator = _compile(manifest.input_schema, "$.input_schema", label)
+        # The schemas were prepared (2020-12 rewritten, references checked) when the
+        # manifest was checked; compiling them is all that is left.
+        input_validator = _compile(prepared["input_schema"], "$.input_schema", label)
         effects_validator = (
-            _compile(manifest.effects_schema, "$.effects_schema", label)
+            _compile(prepared["effects_schema"], "$.effects_schema", label)
             if manifest.effects_schema is not None
             else None
         )
@@ -248,10 +245,11 @@ class ToolLoader:
         return module
 
 
-def _compile(schema: Any, field: str, label: str) -> SchemaValidator:
-    """Prepare and compile a manifest's schema; its faults are ``manifest_invalid``."""
+def _compile(prepared: Any, field: str, label: str) -> SchemaValidator:
+    """Compile a manifest's prepared schema; what the compiler refuses is
+    ``manifest_invalid``."""
     try:
-        return compile_schema(prepare_schema(schema, path=field))
+        return compile_schema(prepared)
     except SchemaDefinitionError as exc:
         raise ManifestInvalid(
             exc.message, field=exc.path if exc.path != "$" else field, tool=label

@@ -171,7 +171,9 @@ def _problem(message: str, path: str, tool: str | None) -> ManifestInvalid:
     return ManifestInvalid(message, field=path, tool=tool)
 
 
-def _check_rules(data: Mapping[str, Any], manifest: ToolManifest, tool: str | None) -> None:
+def _check_rules(
+    data: Mapping[str, Any], manifest: ToolManifest, tool: str | None
+) -> dict[str, Any]:
     """The rules that span fields, checked after every field has its type."""
     if manifest.api_version != API_VERSION:
         raise _problem(
@@ -208,14 +210,16 @@ def _check_rules(data: Mapping[str, Any], manifest: ToolManifest, tool: str | No
                 )
             action_ids.add(action.id)
     _check_entry_path(manifest.entry, tool)
+    prepared: dict[str, Any] = {}
     for key in ("input_schema", "effects_schema"):
         schema = data.get(key)
         if schema is None:
             continue
         try:
-            prepare_schema(schema, path=f"$.{key}")
+            prepared[key] = prepare_schema(schema, path=f"$.{key}")
         except SchemaDefinitionError as exc:
             raise _problem(exc.message, exc.path, tool) from None
+    return prepared
 
 
 def _check_entry_path(entry: str, tool: str | None) -> None:
@@ -236,6 +240,15 @@ def parse_manifest(text: str | bytes, *, tool: str | None = None) -> ToolManifes
     ``tool`` names the folder in error messages. Unknown panel icons fall back to ``panel``
     and issue a :class:`PanelIconWarning`.
     """
+    return parse_manifest_and_schemas(text, tool=tool)[0]
+
+
+def parse_manifest_and_schemas(
+    text: str | bytes, *, tool: str | None = None
+) -> tuple[ToolManifest, dict[str, Any]]:
+    """:func:`parse_manifest`, and the schemas as checking them prepared them for
+    compiling (draft-07 form, by key: ``input_schema``, ``effects_schema`` when declared),
+    so that the loader compiles them without preparing them a second time."""
     size = len(text.encode() if isinstance(text, str) else text)
     if size > MAX_MANIFEST_BYTES:
         raise _problem(f"tool.json is {size} bytes; the limit is {MAX_MANIFEST_BYTES}", "$", tool)
@@ -256,13 +269,13 @@ def parse_manifest(text: str | bytes, *, tool: str | None = None) -> ToolManifes
         error = _problem(first.message, first.path, tool)
         error.context["problems"] = [attrs.asdict(p) for p in exc.problems]
         raise error from None
-    _check_rules(data, manifest, tool)
+    prepared = _check_rules(data, manifest, tool)
     panels = tuple(
         _with_known_icon(panel, index, tool) for index, panel in enumerate(manifest.panels)
     )
     if panels != manifest.panels:
         manifest = attrs.evolve(manifest, panels=panels)
-    return manifest
+    return manifest, prepared
 
 
 def _with_known_icon(panel: PanelDeclaration, index: int, tool: str | None) -> PanelDeclaration:
