@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 
 from raw_core.store.messages import Message, ProviderPart
+
+if TYPE_CHECKING:
+    from raw_core.config import ModelConfig
 
 __all__ = [
     "ModelRequest",
@@ -137,7 +140,17 @@ class Provider(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]: ...
 
 
-ProviderFactory = Callable[..., Provider]
+class ProviderFactory(Protocol):
+    """What makes a provider: called as ``factory(model, api_key=...)`` with the model's
+    :class:`~raw_core.config.ModelConfig` and its resolved credential (None when the model
+    names none).
+
+    :func:`raw_core.models.make_provider` passes its extra keyword ``options`` on as well;
+    a factory that takes them declares ``**options`` (any plain function with this
+    signature, with or without them, is a factory).
+    """
+
+    def __call__(self, model: ModelConfig, /, *, api_key: str | None) -> Provider: ...
 
 
 @attrs.frozen(kw_only=True)
