@@ -2,29 +2,40 @@
 approval request, verdicts, and the payload hooks receive.
 
 These are plain records; the dispatcher (:mod:`raw_core.dispatch`) builds and uses them.
+The protocols :class:`VarReader` and :class:`SkillReader` say what a tool may call on its
+context's services, and :data:`CheckAnswer`, :data:`CallNext` and :data:`Middleware` name
+what the runtime hooks return, so that mypy checks tool and plug-in code against them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias
 
 import anyio
 import attrs
 
 from raw_core.frozen import thaw
 
+if TYPE_CHECKING:
+    from raw_core.skills import Skill
+
 __all__ = [
     "HOOK_PROTOCOL_VERSION",
     "ApprovalCallback",
     "ApprovalRequest",
     "CallInfo",
+    "CallNext",
     "CancellationSignal",
+    "CheckAnswer",
     "Decision",
+    "Middleware",
+    "SkillReader",
     "ToolCall",
     "ToolContext",
+    "VarReader",
     "Verdict",
 ]
 
@@ -126,20 +137,48 @@ class _SignalScope:
         return bool(self._scope.__exit__(exc_type, exc, traceback))
 
 
+class VarReader(Protocol):
+    """What a tool may ask of the agent's variables (``context.vars``); raw passes a
+    :class:`raw_core.variables.VarService`."""
+
+    def listing(self) -> Sequence[tuple[str, str]]:
+        """``(name, description)`` of each selected variable, in ``vars.use`` order."""
+        ...
+
+    def read(self, name: str) -> str:
+        """The value of a selected variable; ``var_not_selected`` for any other name and
+        ``var_unavailable`` when it cannot be read."""
+        ...
+
+
+class SkillReader(Protocol):
+    """What a tool may ask of the agent's skills (``context.skills``); raw passes the
+    session's :class:`raw_core.skills.SkillService`."""
+
+    def listing(self) -> Sequence[Skill]:
+        """The selected skills, in ``skills.use`` order."""
+        ...
+
+    def load(self, name: str) -> Skill:
+        """A selected skill, recorded as read by the model; ``skill_not_selected``
+        otherwise."""
+        ...
+
+
 @attrs.frozen(kw_only=True)
 class ToolContext:
     """What a handler and ``describe_effects`` receive beside the arguments: the session's
     working directory, the call's id, identity and result cap, its cancellation signal, and
-    the agent's variables (:class:`raw_core.variables.VarService`) and skills
-    (:class:`raw_core.skills.SkillService`)."""
+    the agent's variables (a :class:`VarReader`) and skills (a :class:`SkillReader`), or
+    None where the caller has none (a dispatcher built without them)."""
 
     cwd: str
     tool_call_id: str
     identity: str
     max_output_bytes: int
     signal: CancellationSignal
-    vars: Any = None
-    skills: Any = None
+    vars: VarReader | None = None
+    skills: SkillReader | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -202,3 +241,18 @@ class CallInfo:
         if self.has_effects:
             tool["effects"] = thaw(self.effects)
         return {"protocol_version": HOOK_PROTOCOL_VERSION, "tool": tool}
+
+
+CheckAnswer: TypeAlias = Verdict | Awaitable[Verdict | None] | None
+"""What a ``raw_tool_check`` hook returns: a verdict, an awaitable of one (or of None), or
+None to pass."""
+
+CallNext: TypeAlias = Callable[[], Awaitable[Any]]
+"""What a middleware calls to run the rest of the chain (the next middleware, finally the
+handler); it takes no arguments, so a middleware cannot change them. It returns the
+handler's result, which is whatever the handler returned (a content dict, text, a
+:class:`raw_core.results.ToolResult`...)."""
+
+Middleware: TypeAlias = Callable[[CallInfo, CallNext], Awaitable[Any]]
+"""What a ``raw_tool_call`` hook returns: an async function ``(call, call_next) -> result``
+composed around the handler."""
