@@ -14,17 +14,19 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 import attrs
 
-from raw_core.calls import CallInfo, Verdict
+from raw_core.calls import CallInfo, Middleware, Verdict
 from raw_core.errors import Cancelled, HookDenied, HookFailed, Timeout
 from raw_core.plugins import PluginHost
 from raw_core.registry import ToolDefinition
 
 if TYPE_CHECKING:
+    from pluggy import HookImpl
+
     from raw_core.agent import Agent
 
 __all__ = [
@@ -41,12 +43,12 @@ __all__ = [
 
 DEFAULT_HOOK_TIMEOUT: Final = 10.0
 
-Middleware = Callable[[CallInfo, Callable[[], Awaitable[Any]]], Awaitable[Any]]
-
 logger = logging.getLogger("raw_core.hooks")
 
 
-def _call_impl(impl: Any, **kwargs: Any) -> Any:
+def _call_impl(impl: HookImpl, **kwargs: object) -> object:
+    """Call one implementation with the arguments it names. What it returns is a plug-in's
+    answer, unchecked: each caller checks it before use."""
     return impl.function(**{name: kwargs[name] for name in impl.argnames})
 
 
@@ -169,7 +171,7 @@ async def explain_check_hooks(
 
 
 async def _check_one(
-    impl: Any,
+    impl: HookImpl,
     call: CallInfo,
     verdict: Verdict,
     limit: float,
@@ -209,7 +211,7 @@ async def _wait_with_limit(awaitable: Awaitable[Any], limit: float) -> Any:
 def collect_middlewares(host: PluginHost, call: CallInfo) -> list[tuple[str, Middleware]]:
     """The middlewares ``raw_tool_call`` hooks return for ``call``, outermost first
     (registration order)."""
-    found = []
+    found: list[tuple[str, Middleware]] = []
     for impl in host.hook.raw_tool_call.get_hookimpls():
         try:
             middleware = _call_impl(impl, call=call)
@@ -226,14 +228,15 @@ def collect_middlewares(host: PluginHost, call: CallInfo) -> list[tuple[str, Mid
                 f" {type(middleware).__name__}, not a middleware",
                 hook=impl.plugin_name,
             )
-        found.append((impl.plugin_name, middleware))
+        # Only callability can be checked here; the signature is the plug-in's promise.
+        found.append((impl.plugin_name, cast("Middleware", middleware)))
     return found
 
 
 def emit_event(
     host: PluginHost | None,
-    observers: Sequence[Callable[[Any], Any]],
-    make_event: Callable[[], Any],
+    observers: Sequence[Callable[[dict[str, Any]], object]],
+    make_event: Callable[[], dict[str, Any]],
 ) -> None:
     """Give each observer its own detached copy of an event; failures are logged."""
     for observer in observers:

@@ -2,12 +2,14 @@
 
 A plug-in is a module (or object) named by an entry point in the ``raw`` group; the entry
 point's name is the plug-in's name, and tools it registers get the identity
-``<plugin>/<tool>``. Implement hooks with :data:`hookimpl`::
+``<plugin>/<tool>``. Implement hooks with :data:`hookimpl`, or with :func:`implements`, which
+marks the function the same way and lets mypy check it against the hookspec::
 
-    from raw_core import hookimpl, ToolFolder
+    from raw_core import ToolFolder, hookspecs
+    from raw_core.hookspecs import implements
 
-    @hookimpl
-    def raw_register_tools():
+    @implements(hookspecs.raw_register_tools)
+    def raw_register_tools() -> list[ToolFolder]:
         return [ToolFolder(path=Path(__file__).parent / "tools" / "project_note")]
 
 pluggy calls hooks synchronously. A hook that must wait returns an awaitable (a check
@@ -17,23 +19,59 @@ Runtime hooks may tighten what raw decided, never loosen it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import pluggy
 
 if TYPE_CHECKING:
+    import click
+
     from raw_core.backend import SessionBackendRecord
+    from raw_core.calls import CallInfo, CheckAnswer, Middleware, Verdict
     from raw_core.config import ConfigSection
     from raw_core.plugins import ToolFolder
     from raw_core.provider import ProviderRecord
+    from raw_core.registry import ToolDefinition
     from raw_core.sources import ToolSourceRecord
 
-__all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
+__all__ = ["PROJECT_NAME", "hookimpl", "hookspec", "implements"]
 
 PROJECT_NAME = "raw"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def implements(spec: Callable[_P, _R]) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Mark a function as the implementation of the hookspec ``spec`` (one of this
+    module's ``raw_*`` functions), checked by mypy against it.
+
+    The function must take the hookspec's arguments, with the same names and types raw
+    passes (or wider ones), and return what the hookspec returns (or something narrower);
+    anything else is a mypy error at the decorator. At run time it is ``hookimpl`` with
+    ``specname`` set, so the function may have any name::
+
+        @implements(hookspecs.raw_tool_check)
+        def ask_about_env_files(call: CallInfo, verdict: Verdict) -> Verdict | None:
+            ...
+
+    For module-level functions (a plug-in's ``plugin.py``); a method would take ``self``
+    as well, which the hookspec does not. Raises ``TypeError`` when ``spec`` is not a raw
+    hookspec.
+    """
+    name = getattr(spec, "__name__", None)
+    if not hasattr(spec, f"{PROJECT_NAME}_spec") or globals().get(name or "") is not spec:
+        raise TypeError(f"implements() takes a hookspec of raw_core.hookspecs, not {spec!r}")
+    marker = hookimpl(specname=name)
+
+    def mark(function: Callable[_P, _R]) -> Callable[_P, _R]:
+        return marker(function)
+
+    return mark
 
 
 # --- registration: what a plug-in ships ------------------------------------------------
@@ -132,7 +170,7 @@ def raw_register_session_backends() -> list[SessionBackendRecord]:  # type: igno
 
 
 @hookspec
-def raw_register_commands(cli: Any) -> None:
+def raw_register_commands(cli: click.Group) -> None:
     """Add subcommands to the ``raw`` command line (a :class:`click.Group`).
 
     Example::
@@ -149,17 +187,23 @@ def raw_register_commands(cli: Any) -> None:
 
 
 @hookspec
-def raw_tool_describe(tool: Any, description: str) -> str | None:
+def raw_tool_describe(tool: ToolDefinition, description: str) -> str | None:
     """Rewrite the model-facing description of a selected tool; return None to keep it.
 
-    Called once per tool when the registry renders what the model receives.
+    ``tool`` is the :class:`raw_core.registry.ToolDefinition` the model would receive and
+    ``description`` its description as the hooks before this one left it. Called once per
+    tool when the registry renders what the model receives.
     """
 
 
 @hookspec
-def raw_tool_check(call: Any, verdict: Any) -> Any:
-    """Decide about one call (a PreToolUse check): return a verdict, an awaitable of one,
-    or None to pass.
+def raw_tool_check(call: CallInfo, verdict: Verdict) -> CheckAnswer:
+    """Decide about one call (a PreToolUse check): return a
+    :class:`raw_core.calls.Verdict`, an awaitable of one, or None to pass
+    (:data:`raw_core.calls.CheckAnswer`).
+
+    ``call`` is the :class:`raw_core.calls.CallInfo` of the call and ``verdict`` the
+    verdict it has so far: the policy's, tightened by the check hooks before this one.
 
     A verdict may only tighten what the policy decided (allow → ask → deny); the reason of
     a deny reaches the model. A hook that raises, times out or answers something that is
@@ -168,8 +212,9 @@ def raw_tool_check(call: Any, verdict: Any) -> Any:
 
 
 @hookspec
-def raw_tool_call(call: Any) -> Any:
-    """Return an async middleware ``(call, call_next) -> result`` for one call, or None.
+def raw_tool_call(call: CallInfo) -> Middleware | None:
+    """Return an async middleware ``(call, call_next) -> result`` for one call
+    (:data:`raw_core.calls.Middleware`), or None.
 
     raw composes the middlewares around the handler, in registration order. A middleware
     may replace or withhold the result; it never changes the arguments.
@@ -180,7 +225,8 @@ def raw_tool_call(call: Any) -> Any:
 
 
 @hookspec
-def raw_session_event(event: Any) -> None:
-    """Observe one event of the agent loop (a detached copy). Failures are logged, not
-    raised: observers fail open.
+def raw_session_event(event: dict[str, Any]) -> None:
+    """Observe one event of the agent loop: a detached copy of its JSON form
+    (``{"type": ..., ...}``, as ``LoopEvent.to_dict()`` gives it). Failures are logged,
+    not raised: observers fail open.
     """

@@ -5,6 +5,11 @@ builds a :class:`PluginHost`, calls :meth:`PluginHost.load_entry_points` (or reg
 plug-ins by hand, as tests do), and passes the host on. Duplicate names are an error
 naming both plug-ins, never a silent rename; a plug-in that fails to load is an error,
 never a log line.
+
+:attr:`PluginHost.hook` is pluggy's hook relay, typed as :class:`HookRelay` (one
+:class:`pluggy.HookCaller` per raw hook), so a misspelt hook name is a mypy error; what a
+hook implementation takes and returns is checked through
+:func:`raw_core.hookspecs.implements`.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 
 import attrs
 import pluggy
@@ -24,9 +29,10 @@ from raw_core.identity import RESERVED_SOURCES, SEGMENT_RE
 if TYPE_CHECKING:
     from raw_core.backend import SessionBackendRecord
     from raw_core.config import ConfigSection
+    from raw_core.provider import ProviderRecord
     from raw_core.sources import ToolSourceRecord
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginHost", "RecordKind", "ToolFolder"]
+__all__ = ["ENTRY_POINT_GROUP", "HookRelay", "PluginHost", "RecordKind", "ToolFolder"]
 
 ENTRY_POINT_GROUP = "raw"
 _SQLITE: Final = "sqlite"
@@ -55,6 +61,22 @@ class ToolFolder:
         return self.path.name
 
 
+class HookRelay(Protocol):
+    """The hook callers of :attr:`PluginHost.hook`, one per hookspec of
+    :mod:`raw_core.hookspecs` (pluggy's own relay declares none)."""
+
+    raw_register_tools: pluggy.HookCaller
+    raw_register_providers: pluggy.HookCaller
+    raw_register_tool_sources: pluggy.HookCaller
+    raw_register_config_sections: pluggy.HookCaller
+    raw_register_session_backends: pluggy.HookCaller
+    raw_register_commands: pluggy.HookCaller
+    raw_tool_describe: pluggy.HookCaller
+    raw_tool_check: pluggy.HookCaller
+    raw_tool_call: pluggy.HookCaller
+    raw_session_event: pluggy.HookCaller
+
+
 class PluginHost:
     """Owns a pluggy manager for the ``raw`` project and what its plug-ins register."""
 
@@ -63,16 +85,18 @@ class PluginHost:
         self._manager.add_hookspecs(hookspecs)
         self._origins: dict[str, str] = {}
         self._tool_folders: dict[str, dict[str, ToolFolder]] | None = None
-        self._providers: dict[str, Any] | None = None
+        self._providers: dict[str, ProviderRecord] | None = None
         self._tool_sources: dict[str, ToolSourceRecord] | None = None
         self._config_sections: dict[str, ConfigSection] | None = None
         self._session_backends: dict[str, SessionBackendRecord] | None = None
         self._owners: dict[tuple[str, str], str] = {}
 
     @property
-    def hook(self) -> Any:
-        """The hook relay (``host.hook.raw_tool_check(...)``)."""
-        return self._manager.hook
+    def hook(self) -> HookRelay:
+        """The hook relay: ``host.hook.raw_tool_check.get_hookimpls()`` and so on. Its
+        callers are pluggy's, whose calls are untyped; raw calls each implementation itself
+        (see :mod:`raw_core.hooks`)."""
+        return cast("HookRelay", self._manager.hook)
 
     @property
     def manager(self) -> pluggy.PluginManager:
@@ -159,7 +183,7 @@ class PluginHost:
                 ) from exc
             self.register(plugin, name=entry_point.name, origin=origin)
 
-    def providers(self) -> dict[str, Any]:
+    def providers(self) -> dict[str, ProviderRecord]:
         """Provider name → :class:`raw_core.provider.ProviderRecord`: raw_core's own
         ``replay`` provider and every ``raw_register_providers`` hook's; two registering one
         name is an error."""
@@ -332,7 +356,7 @@ class PluginHost:
         if self._tool_folders is not None:
             return self._tool_folders
         result: dict[str, dict[str, ToolFolder]] = {}
-        for impl in self._manager.hook.raw_register_tools.get_hookimpls():
+        for impl in self.hook.raw_register_tools.get_hookimpls():
             name = impl.plugin_name
             try:
                 records: Any = impl.function()
@@ -376,12 +400,12 @@ def _check_name(plugin: str, what: str, value: str) -> None:
         )
 
 
-def _provider_records(host: PluginHost) -> dict[str, Any]:
+def _provider_records(host: PluginHost) -> dict[str, ProviderRecord]:
     from raw_core.provider import ProviderRecord
     from raw_core.scripted import replay_provider_record
 
     core = replay_provider_record()
-    found: dict[str, Any] = {core.name: core}
+    found: dict[str, ProviderRecord] = {core.name: core}
     host._owners[("provider", core.name)] = "raw_core"
     for name, record in host._records("raw_register_providers", ProviderRecord, "ProviderRecord"):
         if record.name in found:
