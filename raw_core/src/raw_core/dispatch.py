@@ -335,16 +335,19 @@ class Dispatcher:
             tool.input_validator.validate(value)
         except SchemaValidationError as exc:
             raise InvalidArguments(f"{exc.path}: {exc.message}", field=exc.path) from None
+        # Frozen once: validate_args, the effects, hooks, approval and the handler all
+        # read this one value.
+        frozen = freeze(value)
         if tool.validate_args is not None:
             try:
-                problem = tool.validate_args(freeze(value))
+                problem = tool.validate_args(frozen)
             except Exception as exc:
                 raise InvalidArguments(
                     f"validate_args raised {type(exc).__name__}: {exc}", field="$"
                 ) from None
             if problem is not None:
                 raise InvalidArguments(str(problem), field="$")
-        return freeze(value)
+        return frozen
 
     @staticmethod
     def _effects(tool: LoadedTool, arguments: Any, context: ToolContext) -> Any:
