@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
+from raw_core.app._backends import open_backend
+from raw_core.app._calls import approval_of, with_values
 from raw_core.backend import (
     ApprovalAnswer,
     DisplayPage,
     PendingRequest,
     SessionBackend,
-    SessionBackendRecord,
     SessionInfo,
 )
 from raw_core.config import Config, load_config
 from raw_core.discovery import find_config
-from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError, ToolUnknown
+from raw_core.errors import ConfigInvalid, ConfigNotFound, ToolUnknown
 from raw_core.frontend import CallbackFrontEnd, FrontEnd
 from raw_core.plugins import PluginHost
 
@@ -160,7 +161,7 @@ class App:
         resolved = config
 
         async def open_configured() -> SessionBackend:
-            return await _open_backend(resolved, host, store_dir, expire_after_days)
+            return await open_backend(resolved, host, store_dir, expire_after_days)
 
         app = cls(
             config=config,
@@ -365,14 +366,14 @@ class App:
             dispatcher = Dispatcher.for_agent(
                 loaded,
                 host=self.host,
-                approval=_approval_of(front_end),
+                approval=approval_of(front_end),
                 cwd=cwd,
                 max_output_bytes=max_output_bytes,
             )
             result = await dispatcher.dispatch(
                 ToolCall(id="call_1", name=tool.name, arguments=arguments)
             )
-            return _with_values(result, loaded)
+            return with_values(result, loaded)
 
     async def explain(
         self,
@@ -433,78 +434,3 @@ class App:
         variables = VarService(self.config.vars, (), base_dir=self.config.directory)
         provider = make_provider(self.host, model, name=name, resolve_var=variables.read_defined)
         return await probe_model(provider, seconds)
-
-
-def _with_values(result: ToolResult, agent: Agent) -> ToolResult:
-    """``result`` with each variable placeholder replaced by the variable's value (or a
-    note saying why it is not available), in both its model and its full content."""
-
-    def fill(blocks: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
-        filled: list[Mapping[str, Any]] = []
-        for block in blocks:
-            if block.get("type") != "var":
-                filled.append(block)
-                continue
-            name = str(block.get("name"))
-            try:
-                value = agent.vars.read(name)
-            except RawError as exc:
-                value = f"[the value of {name} is not available: {exc.code}]"
-            filled.append({"type": "text", "text": value})
-        return tuple(filled)
-
-    if not any(block.get("type") == "var" for block in result.full_content):
-        return result
-    return attrs.evolve(
-        result, content=fill(result.content), full_content=fill(result.full_content)
-    )
-
-
-def _approval_of(front_end: FrontEnd) -> Any:
-    """A lone call's approval callback: the front end, when it can ask."""
-    if not front_end.can_approve:
-        return None
-
-    async def approve(request: Any) -> bool:
-        answer = await front_end.approve(request)
-        return answer.approved if isinstance(answer, ApprovalAnswer) else answer is True
-
-    return approve
-
-
-async def _open_backend(
-    config: Config,
-    host: PluginHost,
-    store_dir: str | os.PathLike[str] | None,
-    expire_after_days: float | None,
-) -> SessionBackend:
-    """The backend ``sessions.backend`` names (raw's SQLite store by default)."""
-    from raw_core.store import SQLITE_BACKEND, SqliteBackend
-
-    sessions = config.sessions
-    days = expire_after_days if expire_after_days is not None else sessions.expire_after_days
-    if store_dir is not None:
-        return await SqliteBackend.open(store_dir, expire_after_days=days)
-    chosen = sessions.backend
-    records: dict[str, SessionBackendRecord] = {
-        SQLITE_BACKEND.name: SQLITE_BACKEND,
-        **host.session_backends(),
-    }
-    record = records.get(chosen.type)
-    if record is None:
-        known = ", ".join(sorted(records))
-        raise ConfigInvalid(
-            f"no session backend is named {chosen.type!r} (available: {known})",
-            field="$.sessions.backend.type",
-        )
-    if record.validate_config is not None:
-        record.validate_config(chosen.options, "$.sessions.backend")
-    try:
-        return await record.factory(options=chosen.options, expire_after_days=days)
-    except RawError:
-        raise
-    except Exception as exc:
-        raise ConfigInvalid(
-            f"session backend {chosen.type!r} failed to open: {type(exc).__name__}: {exc}",
-            field="$.sessions.backend",
-        ) from exc

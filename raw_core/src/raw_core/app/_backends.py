@@ -1,0 +1,50 @@
+"""Opening the session backend a config names: raw's SQLite store, or a plug-in's."""
+
+from __future__ import annotations
+
+import os
+
+from raw_core.backend import SessionBackend, SessionBackendRecord
+from raw_core.config import Config
+from raw_core.errors import ConfigInvalid, RawError
+from raw_core.plugins import PluginHost
+
+__all__ = ["open_backend"]
+
+
+async def open_backend(
+    config: Config,
+    host: PluginHost,
+    store_dir: str | os.PathLike[str] | None,
+    expire_after_days: float | None,
+) -> SessionBackend:
+    """The backend ``sessions.backend`` names (raw's SQLite store by default)."""
+    from raw_core.store import SQLITE_BACKEND, SqliteBackend
+
+    sessions = config.sessions
+    days = expire_after_days if expire_after_days is not None else sessions.expire_after_days
+    if store_dir is not None:
+        return await SqliteBackend.open(store_dir, expire_after_days=days)
+    chosen = sessions.backend
+    records: dict[str, SessionBackendRecord] = {
+        SQLITE_BACKEND.name: SQLITE_BACKEND,
+        **host.session_backends(),
+    }
+    record = records.get(chosen.type)
+    if record is None:
+        known = ", ".join(sorted(records))
+        raise ConfigInvalid(
+            f"no session backend is named {chosen.type!r} (available: {known})",
+            field="$.sessions.backend.type",
+        )
+    if record.validate_config is not None:
+        record.validate_config(chosen.options, "$.sessions.backend")
+    try:
+        return await record.factory(options=chosen.options, expire_after_days=days)
+    except RawError:
+        raise
+    except Exception as exc:
+        raise ConfigInvalid(
+            f"session backend {chosen.type!r} failed to open: {type(exc).__name__}: {exc}",
+            field="$.sessions.backend",
+        ) from exc

@@ -1,0 +1,56 @@
+"""What a lone call through the session service needs beside the dispatcher: the front
+end's answer as an approval callback, and the result as the model would receive it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from raw_core.backend import ApprovalAnswer
+from raw_core.errors import RawError
+from raw_core.frontend import FrontEnd
+
+if TYPE_CHECKING:
+    from raw_core.agent import Agent
+    from raw_core.results import ToolResult
+
+__all__ = ["approval_of", "with_values"]
+
+
+def with_values(result: ToolResult, agent: Agent) -> ToolResult:
+    """``result`` with each variable placeholder replaced by the variable's value (or a
+    note saying why it is not available), in both its model and its full content."""
+
+    def fill(blocks: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
+        filled: list[Mapping[str, Any]] = []
+        for block in blocks:
+            if block.get("type") != "var":
+                filled.append(block)
+                continue
+            name = str(block.get("name"))
+            try:
+                value = agent.vars.read(name)
+            except RawError as exc:
+                value = f"[the value of {name} is not available: {exc.code}]"
+            filled.append({"type": "text", "text": value})
+        return tuple(filled)
+
+    if not any(block.get("type") == "var" for block in result.full_content):
+        return result
+    return attrs.evolve(
+        result, content=fill(result.content), full_content=fill(result.full_content)
+    )
+
+
+def approval_of(front_end: FrontEnd) -> Any:
+    """A lone call's approval callback: the front end, when it can ask."""
+    if not front_end.can_approve:
+        return None
+
+    async def approve(request: Any) -> bool:
+        answer = await front_end.approve(request)
+        return answer.approved if isinstance(answer, ApprovalAnswer) else answer is True
+
+    return approve
