@@ -45,6 +45,12 @@ from raw_core.frozen import thaw
 __all__ = ["ApprovalBroker"]
 
 
+def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The first exception in ``group``, however deeply nested."""
+    first = group.exceptions[0]
+    return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
+
+
 def _ignore(event: LoopEvent) -> None:
     """Where events go before the session sets the broker's emitter."""
 
@@ -126,13 +132,37 @@ class ApprovalBroker:
         winner (a stored answer always wins over a later one)."""
         answer: ApprovalAnswer | None = None
         stored: PendingRequest | None = None
+        answers: list[ApprovalAnswer | PendingRequest] = []
+        try:
+            await self._race(record, request, answers)
+        except BaseExceptionGroup as group_error:
+            # A front end's failure surfaces as itself, not wrapped in the group.
+            raise _first_error(group_error) from None
+        for found in answers:
+            if isinstance(found, PendingRequest):
+                stored = found
+            else:
+                answer = found
+        if stored is not None:
+            return stored
+        state: RequestState = "expired"
+        if answer is not None:
+            state = "approved" if answer.approved else "denied"
+        return await self._writer.close_request(record.id, state, answer)
 
+    async def _race(
+        self,
+        record: PendingRequest,
+        request: ApprovalRequest,
+        answers: list[ApprovalAnswer | PendingRequest],
+    ) -> None:
+        """Wait for the first of the front end's answer and an answer given by id (or the
+        deadline); put what came in ``answers``."""
         async with anyio.create_task_group() as group:
 
             async def ask_front_end() -> None:
-                nonlocal answer
                 given = await self._front_end.approve(request)
-                answer = (
+                answers.append(
                     given
                     if isinstance(given, ApprovalAnswer)
                     else ApprovalAnswer(approved=given is True, by=self._front_end.name)
@@ -140,8 +170,7 @@ class ApprovalBroker:
                 group.cancel_scope.cancel()
 
             async def wait_for_others() -> None:
-                nonlocal stored
-                stored = await self._backend.wait_for_answer(record.id)
+                answers.append(await self._backend.wait_for_answer(record.id))
                 group.cancel_scope.cancel()
 
             if self._front_end.can_approve:
@@ -149,12 +178,6 @@ class ApprovalBroker:
             else:
                 group.cancel_scope.deadline = anyio.current_time() + self._wait
             group.start_soon(wait_for_others)
-        if stored is not None:
-            return stored
-        state: RequestState = "expired"
-        if answer is not None:
-            state = "approved" if answer.approved else "denied"
-        return await self._writer.close_request(record.id, state, answer)
 
     async def _record(self, final: PendingRequest) -> None:
         """The display history's entry for the request, and the event announcing it."""

@@ -290,3 +290,22 @@ async def test_another_front_end_in_the_process_can_cancel_a_running_turn(
                 ended = await session.run_turn("go")
         assert ended.reason == "cancelled"
         assert not app.cancel(session.id)
+
+
+async def test_a_front_end_that_fails_to_answer_declines_with_its_own_error(
+    project: Path, host: PluginHost, tmp_path: Path
+) -> None:
+    async def broken(request: Any) -> bool:
+        raise RuntimeError("the terminal went away")
+
+    front_end = CallbackFrontEnd(approve=broken, name="terminal")
+    page, pending, _ = await echo_turn(project, host, tmp_path / "s", "ask me", front_end=front_end)
+    result = next(i.message for i in page.items if isinstance(i.message, ToolResultMessage))
+    assert result.error_code == "approval_denied"
+    text = result.content[0]
+    assert isinstance(text, TextBlock)
+    assert "RuntimeError: the terminal went away" in text.text
+    assert "ExceptionGroup" not in text.text
+    assert pending == ()
+    approval = next(i.to_dict() for i in page.items if i.kind == "approval")
+    assert approval["state"] == "cancelled"
