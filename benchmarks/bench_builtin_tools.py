@@ -21,7 +21,7 @@ from pathlib import Path
 
 import anyio
 
-from raw_builtin_tools._patch import Hunk, LineKind, Patch, UpdateFile, render_patch
+from raw_builtin_tools.toolkit import Hunk, LineKind, Patch, UpdateFile, render_patch
 from raw_core.agent import load_agent
 from raw_core.calls import ToolCall
 from raw_core.config import load_config

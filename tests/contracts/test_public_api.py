@@ -11,6 +11,7 @@ import pytest
 PACKAGES = [
     "raw_core",
     "raw_builtin_tools",
+    "raw_builtin_tools.toolkit",
     "raw_providers",
     "raw_core.errors",
     "raw_core.config",

@@ -132,8 +132,9 @@ class RefusePrivate(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, RefusePrivate())
 try:
     import raw_builtin_tools._patch
-except ModuleNotFoundError:
-    pass
+except ModuleNotFoundError as refused:
+    if "refused private module" not in str(refused):
+        sys.exit("the hook did not refuse raw_builtin_tools._patch")
 else:
     sys.exit("the hook did not refuse raw_builtin_tools._patch")
 sys.argv[0] = "raw"
