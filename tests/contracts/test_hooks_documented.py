@@ -1,4 +1,5 @@
-"""Every hookspec has a section in docs/reference/hooks.md, and nothing else does."""
+"""Every hookspec has a section in docs/reference/hooks.md, and nothing else does; the
+host's typed relay names every hookspec."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pluggy
 
 from raw_core import hookspecs
-from raw_core.plugins import PluginHost
+from raw_core.plugins import HookRelay, PluginHost
 
 DOC = Path(__file__).parents[2] / "docs" / "reference" / "hooks.md"
 
@@ -36,3 +37,7 @@ def test_the_host_knows_every_hookspec() -> None:
         caller = getattr(host.hook, name)
         assert isinstance(caller, pluggy.HookCaller)
         assert caller.has_spec()
+
+
+def test_the_typed_relay_names_every_hookspec() -> None:
+    assert set(HookRelay.__annotations__) == specified_hooks()

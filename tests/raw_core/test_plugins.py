@@ -197,3 +197,29 @@ def test_registered_records_are_recomputed_when_a_plugin_joins(host: PluginHost)
     host.register(section("two"), name="second")
     assert sorted(host.config_sections()) == ["one", "two"]
     assert host.registered_by("config_section", "two") == "second"
+
+
+def test_implements_registers_a_function_under_its_hookspec(host: PluginHost) -> None:
+    from raw_core import hookspecs
+    from raw_core.hookspecs import implements
+    from raw_core.registry import ToolDefinition
+
+    @implements(hookspecs.raw_tool_describe)
+    def shout(tool: ToolDefinition, description: str) -> str | None:
+        return description.upper()
+
+    host.register(SimpleNamespace(shout=shout), name="loud")
+    (impl,) = host.hook.raw_tool_describe.get_hookimpls()
+    assert impl.function is shout
+    assert impl.plugin_name == "loud"
+    assert host.hook.raw_tool_describe(tool=None, description="hi") == ["HI"]
+
+
+def test_implements_refuses_what_is_not_a_hookspec() -> None:
+    from raw_core.hookspecs import implements
+
+    def raw_tool_check() -> None:
+        return None
+
+    with pytest.raises(TypeError, match="hookspec"):
+        implements(raw_tool_check)
