@@ -24,9 +24,14 @@ if TYPE_CHECKING:
     from raw_core.calls import (
         ApprovalRequest,
         CallInfo,
+        CallNext,
         CancellationSignal,
+        CheckAnswer,
+        Middleware,
+        SkillReader,
         ToolCall,
         ToolContext,
+        VarReader,
         Verdict,
     )
     from raw_core.config import (
@@ -48,7 +53,7 @@ if TYPE_CHECKING:
     from raw_core.errors import RawError
     from raw_core.frontend import BaseFrontEnd, CallbackFrontEnd, FrontEnd
     from raw_core.frozen import FrozenDict, freeze, thaw
-    from raw_core.hookspecs import hookimpl
+    from raw_core.hookspecs import hookimpl, implements
     from raw_core.identity import ToolIdentity, parse_identity
     from raw_core.loader import LoadedTool, ToolLoader
     from raw_core.loop import Runtime, Session
@@ -67,6 +72,13 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "implements": "raw_core.hookspecs",
+    "CallNext": "raw_core.calls",
+    "CheckAnswer": "raw_core.calls",
+    "Middleware": "raw_core.calls",
+    "SkillReader": "raw_core.calls",
+    "VarReader": "raw_core.calls",
+
     "App": "raw_core.app",
     "ApprovalAnswer": "raw_core.backend",
     "DisplayItem": "raw_core.backend",
@@ -166,8 +178,10 @@ __all__ = [
     "BaseFrontEnd",
     "BatchResult",
     "CallInfo",
+    "CallNext",
     "CallbackFrontEnd",
     "CancellationSignal",
+    "CheckAnswer",
     "Config",
     "ConfigSection",
     "Decision",
@@ -177,6 +191,7 @@ __all__ = [
     "FrontEnd",
     "FrozenDict",
     "LoadedTool",
+    "Middleware",
     "ModelConfig",
     "ModelRequest",
     "ModelTool",
@@ -202,6 +217,7 @@ __all__ = [
     "SessionState",
     "SessionStore",
     "Skill",
+    "SkillReader",
     "SkillService",
     "SourceContext",
     "SqliteBackend",
@@ -217,12 +233,14 @@ __all__ = [
     "ToolSourceRecord",
     "ToolsConfig",
     "VarDefinition",
+    "VarReader",
     "VarService",
     "Verdict",
     "__version__",
     "find_config",
     "freeze",
     "hookimpl",
+    "implements",
     "load_agent",
     "load_config",
     "open_agent",

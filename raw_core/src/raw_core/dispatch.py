@@ -34,9 +34,13 @@ from raw_core.calls import (
     ApprovalCallback,
     ApprovalRequest,
     CallInfo,
+    CallNext,
     CancellationSignal,
+    Middleware,
+    SkillReader,
     ToolCall,
     ToolContext,
+    VarReader,
     Verdict,
 )
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
@@ -177,8 +181,8 @@ class Dispatcher:
         handler_timeout: float | None = DEFAULT_HANDLER_TIMEOUT,
         hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
         observers: Sequence[Callable[[dict[str, Any]], Any]] = (),
-        vars: Any = None,
-        skills: Any = None,
+        vars: VarReader | None = None,
+        skills: SkillReader | None = None,
         hook_events: bool = True,
     ) -> None:
         self.registry = registry
@@ -205,7 +209,7 @@ class Dispatcher:
         approval: ApprovalCallback | None = None,
         cwd: str | os.PathLike[str] | None = None,
         max_output_bytes: int | None = None,
-        skills: Any = None,
+        skills: SkillReader | None = None,
         hook_events: bool = True,
     ) -> Dispatcher:
         """The dispatcher of ``agent``: its tools, rules, variables, skills, result cap
@@ -530,9 +534,7 @@ def _check_sealed(sealed: str, arguments: Any, effects: Any, who: str) -> None:
         )
 
 
-def _wrap(
-    middleware: Any, name: str, info: CallInfo, inner: Callable[[], Awaitable[Any]]
-) -> Callable[[], Awaitable[Any]]:
+def _wrap(middleware: Middleware, name: str, info: CallInfo, inner: CallNext) -> CallNext:
     async def wrapped() -> Any:
         try:
             return await middleware(info, inner)
