@@ -23,9 +23,9 @@ import anyio
 
 from raw_builtin_tools.toolkit import Hunk, LineKind, Patch, UpdateFile, render_patch
 from raw_core.agent import load_agent
-from raw_core.calls import ToolCall
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
+from raw_core.dispatch.calls import ToolCall
 from raw_core.plugins import PluginHost
 
 READ_CALLS = 200

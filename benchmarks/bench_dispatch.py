@@ -21,9 +21,9 @@ import anyio
 
 from raw_core import hookimpl
 from raw_core.agent import load_agent
-from raw_core.calls import CallInfo, ToolCall, Verdict
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
+from raw_core.dispatch.calls import CallInfo, ToolCall, Verdict
 from raw_core.plugins import PluginHost
 
 CALLS = 20000

@@ -12,8 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from raw_core._schema import _compile_cached
-from raw_core.loader import ToolLoader
+from raw_core.tools._schema import _compile_cached
+from raw_core.tools.loader import ToolLoader
 
 TOOLS = 200
 

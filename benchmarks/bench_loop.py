@@ -29,10 +29,10 @@ import anyio
 
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
-from raw_core.loop import Runtime
 from raw_core.plugins import PluginHost
-from raw_core.scripted import Reply, ScriptedProvider
-from raw_core.store import SqliteBackend
+from raw_core.runtime.loop import Runtime
+from raw_core.runtime.scripted import Reply, ScriptedProvider
+from raw_core.sessions.sqlite import SqliteBackend
 
 sys.path.insert(0, str(Path(__file__).parent))
 _peers = importlib.import_module("bench_dispatch")  # the peers' loops, shared with it
@@ -150,8 +150,8 @@ def _timed(owner: type, name: str, spent: dict[str, int], label: str) -> None:
 
 async def breakdown(turns: int = 30, steps: int = 50) -> None:
     from raw_core.dispatch import Dispatcher
-    from raw_core.loop import Session
-    from raw_core.store.backend import SqliteWriter
+    from raw_core.runtime.loop import Session
+    from raw_core.sessions.sqlite.backend import SqliteWriter
 
     spent: dict[str, int] = dict.fromkeys(
         ("the two commits", "the request and its stream", "dispatch", "end-of-turn sync"), 0

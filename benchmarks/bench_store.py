@@ -33,7 +33,7 @@ from pathlib import Path
 
 import anyio
 
-from raw_core.store import (
+from raw_core.sessions.sqlite import (
     AssistantMessage,
     Message,
     SessionStore,
@@ -150,7 +150,7 @@ def bench_backend(folder: Path) -> list[tuple[str, str]]:
 
 def bench_checkpoint(folder: Path) -> list[tuple[str, str]]:
     """ms for one passive checkpoint of a WAL just past the 4 MiB limit."""
-    from raw_core.store._sqlite import WAL_LIMIT
+    from raw_core.sessions.sqlite._sqlite import WAL_LIMIT
 
     timings: list[float] = []
     for run in range(5):

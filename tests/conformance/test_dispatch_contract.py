@@ -14,11 +14,11 @@ import pytest
 
 from raw_core import hookimpl
 from raw_core.agent import load_agent
-from raw_core.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.hooks import describe_definitions
+from raw_core.dispatch.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
 from raw_core.plugins import PluginHost
+from raw_core.plugins.hooks import describe_definitions
 from raw_core.policy import Policy
 
 pytestmark = pytest.mark.anyio

@@ -16,14 +16,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-from raw_core._schema import (
+from raw_core.errors import ManifestInvalid
+from raw_core.tools._schema import (
     SchemaDefinitionError,
     SchemaValidationError,
     compile_schema,
     prepare_schema,
 )
-from raw_core.errors import ManifestInvalid
-from raw_core.loader import ToolLoader
+from raw_core.tools.loader import ToolLoader
 
 D2020 = "https://json-schema.org/draft/2020-12/schema"
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from raw_core.errors import ManifestInvalid
-from raw_core.loader import ToolLoader
-from raw_core.manifest import KNOWN_PANEL_ICONS
+from raw_core.tools.loader import ToolLoader
+from raw_core.tools.manifest import KNOWN_PANEL_ICONS
 
 OBJECT = {"type": "object", "properties": {}, "additionalProperties": False}
 PANEL = {"id": "status", "title": "Status"}

@@ -1,7 +1,7 @@
 """Spec 000, "Predicates": ``{source, any, regex}``, bound when the config is loaded.
 
 Each test is one clause. Tools are real folders (tool.json + tool.py) loaded through
-:class:`~raw_core.loader.ToolLoader` or selected by an agent of a config file.
+:class:`~raw_core.tools.loader.ToolLoader` or selected by an agent of a config file.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from raw_core.agent import load_agent
 from raw_core.config import Predicate, load_config, parse_config
 from raw_core.errors import ConfigInvalid
-from raw_core.loader import LoadedTool, ToolLoader
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
-from raw_core.predicate import BoundPredicate, PredicateError, ToolShape, bind_predicate
+from raw_core.policy.predicate import BoundPredicate, PredicateError, ToolShape, bind_predicate
+from raw_core.tools.loader import LoadedTool, ToolLoader
 
 STRING = {"type": "string"}
 BASH_INPUT = {

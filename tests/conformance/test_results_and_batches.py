@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from raw_core.errors import HandlerError
-from raw_core.results import BatchEntry, BatchResult, cap_blocks, normalize_content
+from raw_core.tools.results import BatchEntry, BatchResult, cap_blocks, normalize_content
 
 
 def model_bytes(text: str) -> int:

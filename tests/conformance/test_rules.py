@@ -22,10 +22,10 @@ from raw_core.cli import cli
 from raw_core.config import Predicate, Rule, load_config, parse_config
 from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, ToolNotExposed
-from raw_core.hookspecs import hookimpl
 from raw_core.plugins import PluginHost, ToolFolder
+from raw_core.plugins.hookspecs import hookimpl
 from raw_core.policy import Decision, Policy
-from raw_core.predicate import ToolShape
+from raw_core.policy.predicate import ToolShape
 
 RM = r"(^|[;&|()\n])\s*(sudo\s+)?(/usr/bin/|/bin/)?rm(\s|$)"
 RM_RULE: dict[str, Any] = {

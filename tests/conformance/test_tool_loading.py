@@ -16,7 +16,7 @@ from raw_core.errors import (
     ToolNotFound,
     ToolPathOutsideRoot,
 )
-from raw_core.loader import ToolLoader
+from raw_core.tools.loader import ToolLoader
 
 
 def test_symlinked_folder_pointing_outside_the_root_fails_before_import(

@@ -20,7 +20,7 @@ from raw_core.errors import (
     ToolUnknown,
 )
 from raw_core.plugins import PluginHost
-from raw_core.registry import user_tools_dir
+from raw_core.tools.registry import user_tools_dir
 
 
 class _Plugin:

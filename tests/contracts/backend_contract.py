@@ -1,4 +1,4 @@
-"""The contract every session backend passes (raw_core.backend.SessionBackend).
+"""The contract every session backend passes (raw_core.sessions.backend.SessionBackend).
 
 Reusable: a backend's test module subclasses :class:`BackendContract` and provides the
 fixture ``backend_factory``, an async callable. Within one test, its first call opens a
@@ -25,7 +25,14 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from raw_core.backend import (
+from raw_core.errors import (
+    InvalidCursor,
+    RequestNotFound,
+    RequestNotPending,
+    SessionLocked,
+    SessionNotFound,
+)
+from raw_core.sessions.backend import (
     MAX_TOOL_OUTPUT_BYTES,
     ApprovalAnswer,
     ApprovalEntry,
@@ -36,14 +43,7 @@ from raw_core.backend import (
     SessionState,
     ToolOutput,
 )
-from raw_core.errors import (
-    InvalidCursor,
-    RequestNotFound,
-    RequestNotPending,
-    SessionLocked,
-    SessionNotFound,
-)
-from raw_core.store import (
+from raw_core.sessions.sqlite import (
     AssistantMessage,
     Message,
     TextBlock,

@@ -28,9 +28,9 @@ import attrs
 import pytest
 
 from raw_core import App, Reply, ScriptedProvider, thaw
-from raw_core.frontend import FrontEnd
 from raw_core.plugins import PluginHost
-from raw_core.store import ToolResultMessage
+from raw_core.runtime.frontend import FrontEnd
+from raw_core.sessions.sqlite import ToolResultMessage
 
 ECHO = """
 def describe_effects(args, context):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from raw_core.backend import SessionBackend
-from raw_core.store import SqliteBackend
+from raw_core.sessions.backend import SessionBackend
+from raw_core.sessions.sqlite import SqliteBackend
 from tests.contracts.backend_contract import BackendContract, BackendFactory
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from raw_core import BaseFrontEnd, CallbackFrontEnd
 from raw_core.cli._render import TerminalFrontEnd
-from raw_core.frontend import FrontEnd
+from raw_core.runtime.frontend import FrontEnd
 from tests.contracts.front_end_contract import FrontEndCase, FrontEndContract
 
 

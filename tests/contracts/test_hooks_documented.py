@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pluggy
 
-from raw_core import hookspecs
-from raw_core.plugins import HookRelay, PluginHost
+from raw_core.plugins import HookRelay, PluginHost, hookspecs
 
 DOC = Path(__file__).parents[2] / "docs" / "reference" / "hooks.md"
 

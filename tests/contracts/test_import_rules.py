@@ -18,25 +18,25 @@ import raw_core
 CLI = Path(raw_core.__file__).parent / "cli"
 
 # The conversation's record types, which the CLI renders (not a part that composes).
-RECORDS = ("raw_core.store.messages",)
+RECORDS = ("raw_core.sessions.messages",)
 
 # What composes the runtime: only raw_core.app may put these together.
 COMPOSITION = (
     "raw_core.agent",
-    "raw_core.approvals",
-    "raw_core.backend",
+    "raw_core.runtime.approvals",
+    "raw_core.sessions.backend",
     "raw_core.dispatch",
-    "raw_core.hooks",
-    "raw_core.loader",
-    "raw_core.loop",
-    "raw_core.models",
+    "raw_core.plugins.hooks",
+    "raw_core.tools.loader",
+    "raw_core.runtime.loop",
+    "raw_core.runtime.models",
     "raw_core.plugins",
     "raw_core.policy",
-    "raw_core.provider",
-    "raw_core.registry",
-    "raw_core.scripted",
-    "raw_core.sources",
-    "raw_core.store",
+    "raw_core.runtime.provider",
+    "raw_core.tools.registry",
+    "raw_core.runtime.scripted",
+    "raw_core.tools.sources",
+    "raw_core.sessions.sqlite",
     "raw_providers",
     "raw_builtin_tools",
 )

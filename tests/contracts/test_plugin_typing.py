@@ -34,14 +34,14 @@ from typing import Any
 
 import click
 
-from raw_core import hookspecs
-from raw_core.calls import CallInfo, CallNext, Middleware, ToolContext, Verdict
+from raw_core.plugins import hookspecs
+from raw_core.dispatch.calls import CallInfo, CallNext, Middleware, ToolContext, Verdict
 from raw_core.config import ModelConfig
-from raw_core.hookspecs import implements
+from raw_core.plugins.hookspecs import implements
 from raw_core.plugins import PluginHost, ToolFolder
-from raw_core.provider import Provider, ProviderRecord
-from raw_core.registry import ToolDefinition
-from raw_core.scripted import Reply, ScriptedProvider
+from raw_core.runtime.provider import Provider, ProviderRecord
+from raw_core.tools.registry import ToolDefinition
+from raw_core.runtime.scripted import Reply, ScriptedProvider
 
 """
 

@@ -15,34 +15,34 @@ PACKAGES = [
     "raw_providers",
     "raw_core.errors",
     "raw_core.config",
-    "raw_core.manifest",
-    "raw_core.loader",
-    "raw_core.registry",
-    "raw_core.sources",
+    "raw_core.tools.manifest",
+    "raw_core.tools.loader",
+    "raw_core.tools.registry",
+    "raw_core.tools.sources",
     "raw_core.plugins",
-    "raw_core.identity",
+    "raw_core.tools.identity",
     "raw_core.agent",
     "raw_core.app",
-    "raw_core.backend",
-    "raw_core.frontend",
-    "raw_core.approvals",
-    "raw_core.hookspecs",
+    "raw_core.sessions.backend",
+    "raw_core.runtime.frontend",
+    "raw_core.runtime.approvals",
+    "raw_core.plugins.hookspecs",
     "raw_core.policy",
-    "raw_core.predicate",
+    "raw_core.policy.predicate",
     "raw_core.dispatch",
-    "raw_core.calls",
-    "raw_core.results",
+    "raw_core.dispatch.calls",
+    "raw_core.tools.results",
     "raw_core.frozen",
-    "raw_core.hooks",
-    "raw_core.store",
-    "raw_core.loop",
-    "raw_core.provider",
-    "raw_core.scripted",
-    "raw_core.events",
-    "raw_core.skills",
-    "raw_core.variables",
-    "raw_core.discovery",
-    "raw_core.models",
+    "raw_core.plugins.hooks",
+    "raw_core.sessions.sqlite",
+    "raw_core.runtime.loop",
+    "raw_core.runtime.provider",
+    "raw_core.runtime.scripted",
+    "raw_core.runtime.events",
+    "raw_core.agent.skills",
+    "raw_core.agent.variables",
+    "raw_core.config.discovery",
+    "raw_core.runtime.models",
 ]
 
 
@@ -71,7 +71,7 @@ def test_importing_raw_core_loads_no_plugin_and_no_heavy_module() -> None:
 def test_raw_core_does_not_import_the_other_distributions() -> None:
     code = (
         "import sys\n"
-        "import raw_core.agent, raw_core.registry, raw_core.cli\n"
+        "import raw_core.agent, raw_core.tools.registry, raw_core.cli\n"
         "print(','.join(m for m in ('raw_builtin_tools', 'raw_providers') if m in sys.modules))\n"
     )
     result = subprocess.run(

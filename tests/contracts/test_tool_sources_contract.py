@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from raw_core.loader import ToolLoader
 from raw_core.plugins import ToolFolder
-from raw_core.sources import FolderSource, PluginFolderSource
+from raw_core.tools.loader import ToolLoader
+from raw_core.tools.sources import FolderSource, PluginFolderSource
 from tests.conftest import MakeTool
 from tests.contracts.tool_source_contract import ToolSourceCase, ToolSourceContract
 

@@ -1,4 +1,4 @@
-"""The contract every tool source passes (raw_core.sources.ToolSource).
+"""The contract every tool source passes (raw_core.tools.sources.ToolSource).
 
 Reusable: a source's test module subclasses :class:`ToolSourceContract` and provides the
 fixture ``tool_source_case``, a :class:`ToolSourceCase`: a factory of fresh, unopened
@@ -28,9 +28,9 @@ import attrs
 import pytest
 
 from raw_core.errors import RawError
-from raw_core.identity import parse_identity
-from raw_core.loader import LoadedTool
-from raw_core.sources import SyncToolSource, ToolSource
+from raw_core.tools.identity import parse_identity
+from raw_core.tools.loader import LoadedTool
+from raw_core.tools.sources import SyncToolSource, ToolSource
 
 __all__ = ["ToolSourceCase", "ToolSourceContract"]
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from raw_core.loader import ToolLoader
+from raw_core.tools.loader import ToolLoader
 
 DOCS = Path(__file__).parents[2] / "docs"
 FILE_BLOCK = re.compile(r"<!-- file: (?P<path>[^ ]+) -->\n```[a-z]*\n(?P<body>.*?)```", re.S)

@@ -11,13 +11,13 @@ from click.testing import CliRunner
 import raw_core.cli.fork as fork_module
 from raw_builtin_tools import TOOLS_DIR
 from raw_core.agent import load_agent
-from raw_core.calls import ToolCall
 from raw_core.cli import cli
 from raw_core.cli.fork import fork
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
+from raw_core.dispatch.calls import ToolCall
 from raw_core.plugins import PluginHost
-from raw_core.results import ToolResult
+from raw_core.tools.results import ToolResult
 
 
 @pytest.fixture

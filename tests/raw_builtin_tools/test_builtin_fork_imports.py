@@ -83,13 +83,13 @@ def test_a_builtin_tool_imports_only_the_facade_and_the_toolkit(tool: str) -> No
         "from raw_builtin_tools.toolkit.processes import run_command",
         "import raw_builtin_tools._patch",
         "from raw_builtin_tools import toolkit",
-        "from raw_core.calls import ToolContext",
+        "from raw_core.dispatch.calls import ToolContext",
         "from raw_core._private import x",
         "import raw_core.errors",
         "from raw_core import SkillNotSelected",
         "from raw_builtin_tools.toolkit import _Slot",
         "from . import helpers",
-        "def f():\n    from raw_core.results import BatchResult\n",
+        "def f():\n    from raw_core.tools.results import BatchResult\n",
     ],
 )
 def test_the_import_rule_catches_what_a_fork_cannot_rely_on(source: str) -> None:

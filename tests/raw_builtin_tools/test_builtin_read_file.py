@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from raw_core.agent import load_agent
-from raw_core.calls import ToolCall
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
+from raw_core.dispatch.calls import ToolCall
 from raw_core.plugins import PluginHost
-from raw_core.results import ToolResult
+from raw_core.tools.results import ToolResult
 
 
 @pytest.fixture

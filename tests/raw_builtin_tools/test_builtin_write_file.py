@@ -37,12 +37,12 @@ from raw_builtin_tools.toolkit import (
     stage,
 )
 from raw_core.agent import Agent, load_agent
-from raw_core.calls import ToolCall
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
+from raw_core.dispatch.calls import ToolCall
 from raw_core.frozen import freeze, thaw
 from raw_core.plugins import PluginHost
-from raw_core.results import ToolResult
+from raw_core.tools.results import ToolResult
 
 PROTECT = {
     "match": "builtin/write_file",

@@ -10,7 +10,6 @@ import attrs
 import pytest
 
 from raw_core import hookimpl
-from raw_core.backend import SessionBackendRecord
 from raw_core.config import (
     CORE_SECTIONS,
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -22,6 +21,7 @@ from raw_core.config import (
 )
 from raw_core.errors import ConfigInvalid, ConfigNotFound, PluginConflict, PluginInvalid
 from raw_core.plugins import PluginHost
+from raw_core.sessions.backend import SessionBackendRecord
 
 
 def agent(**fields: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from raw_core.discovery import find_config, is_trusted, trust_folder, user_config_path
+from raw_core.config.discovery import find_config, is_trusted, trust_folder, user_config_path
 from raw_core.errors import ConfigNotFound, ConfigUntrusted
 
 

@@ -20,16 +20,16 @@ from raw_core import hookimpl
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
 from raw_core.errors import ConfigInvalid, SessionLocked
-from raw_core.events import LoopEvent
-from raw_core.loop import Runtime
 from raw_core.plugins import PluginHost
-from raw_core.provider import StopEvent as StopEventType
-from raw_core.provider import TextDelta as TextDeltaEvent
-from raw_core.provider import ToolCallDelta as ArgsEvent
-from raw_core.provider import ToolCallEnd as EndEvent
-from raw_core.provider import ToolCallStart as StartEvent
-from raw_core.scripted import ReplayProvider, Reply, ScriptedProvider
-from raw_core.store import AssistantMessage, SqliteBackend, ToolResultMessage, UserMessage
+from raw_core.runtime.events import LoopEvent
+from raw_core.runtime.loop import Runtime
+from raw_core.runtime.provider import StopEvent as StopEventType
+from raw_core.runtime.provider import TextDelta as TextDeltaEvent
+from raw_core.runtime.provider import ToolCallDelta as ArgsEvent
+from raw_core.runtime.provider import ToolCallEnd as EndEvent
+from raw_core.runtime.provider import ToolCallStart as StartEvent
+from raw_core.runtime.scripted import ReplayProvider, Reply, ScriptedProvider
+from raw_core.sessions.sqlite import AssistantMessage, SqliteBackend, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -216,10 +216,10 @@ KILLED_TURN = """
 import anyio, json, sys
 from raw_core.agent import load_agent
 from raw_core.config import load_config
-from raw_core.loop import Runtime
+from raw_core.runtime.loop import Runtime
 from raw_core.plugins import PluginHost
-from raw_core.scripted import Reply, ScriptedProvider
-from raw_core.store import SqliteBackend
+from raw_core.runtime.scripted import Reply, ScriptedProvider
+from raw_core.sessions.sqlite import SqliteBackend
 
 root = sys.argv[1]
 agent = load_agent(load_config(root + "/raw.json"), host=PluginHost())
@@ -291,7 +291,7 @@ async def test_a_turn_killed_between_tool_calls_resumes_with_a_valid_transcript(
 async def test_resume_repairs_a_call_whose_id_an_earlier_turn_used(
     backend: SqliteBackend, agent: Agent
 ) -> None:
-    from raw_core.store import ToolCall as StoredCall
+    from raw_core.sessions.sqlite import ToolCall as StoredCall
 
     runtime = Runtime(backend)
     first = ScriptedProvider(
@@ -413,7 +413,7 @@ async def test_a_turn_whose_end_cannot_be_synced_ends_in_an_error_it_reports(
         def failing_fsync(fd: int) -> None:  # the disk reports an I/O error
             raise OSError(5, "Input/output error")
 
-        monkeypatch.setattr("raw_core.store.store.os.fsync", failing_fsync)
+        monkeypatch.setattr("raw_core.sessions.sqlite.store.os.fsync", failing_fsync)
         end = await session.run_turn("go", on_event=events.append)
     assert end.reason == "error"
     assert end.error is not None

@@ -115,7 +115,7 @@ def test_hosts_are_independent() -> None:
 
 
 def test_providers_are_collected_by_name_and_clashes_refused(host: PluginHost) -> None:
-    from raw_core.provider import ProviderRecord
+    from raw_core.runtime.provider import ProviderRecord
 
     def factory(model: Any, api_key: str | None = None) -> Any:
         return None
@@ -147,7 +147,7 @@ def test_provider_records_must_be_records(host: PluginHost) -> None:
 
 
 def test_a_plugin_cannot_take_the_replay_provider_name(host: PluginHost) -> None:
-    from raw_core.provider import ProviderRecord
+    from raw_core.runtime.provider import ProviderRecord
 
     class Ships:
         @hookimpl
@@ -200,9 +200,9 @@ def test_registered_records_are_recomputed_when_a_plugin_joins(host: PluginHost)
 
 
 def test_implements_registers_a_function_under_its_hookspec(host: PluginHost) -> None:
-    from raw_core import hookspecs
-    from raw_core.hookspecs import implements
-    from raw_core.registry import ToolDefinition
+    from raw_core.plugins import hookspecs
+    from raw_core.plugins.hookspecs import implements
+    from raw_core.tools.registry import ToolDefinition
 
     @implements(hookspecs.raw_tool_describe)
     def shout(tool: ToolDefinition, description: str) -> str | None:
@@ -216,7 +216,7 @@ def test_implements_registers_a_function_under_its_hookspec(host: PluginHost) ->
 
 
 def test_implements_refuses_what_is_not_a_hookspec() -> None:
-    from raw_core.hookspecs import implements
+    from raw_core.plugins.hookspecs import implements
 
     def raw_tool_check() -> None:
         return None

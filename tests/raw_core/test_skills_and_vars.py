@@ -13,17 +13,17 @@ from typing import Any
 import pytest
 
 from raw_core.agent import Agent, load_agent
-from raw_core.calls import ToolCall
+from raw_core.agent.skills import parse_skill
+from raw_core.agent.variables import VarService
 from raw_core.config import VarDefinition, VarSource, load_config
 from raw_core.dispatch import Dispatcher
+from raw_core.dispatch.calls import ToolCall
 from raw_core.errors import ConfigInvalid, VarNotSelected, VarUnavailable
-from raw_core.loop import Runtime
 from raw_core.plugins import PluginHost
-from raw_core.provider import ModelRequest
-from raw_core.scripted import Reply, ScriptedProvider
-from raw_core.skills import parse_skill
-from raw_core.store import SqliteBackend, TextBlock, ToolResultMessage, UserMessage
-from raw_core.variables import VarService
+from raw_core.runtime.loop import Runtime
+from raw_core.runtime.provider import ModelRequest
+from raw_core.runtime.scripted import Reply, ScriptedProvider
+from raw_core.sessions.sqlite import SqliteBackend, TextBlock, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
 

@@ -23,10 +23,10 @@ from raw_core.errors import (
     ToolSelectedTwice,
     ToolSourceUnavailable,
 )
-from raw_core.identity import ToolIdentity
-from raw_core.loader import LoadedTool
 from raw_core.plugins import PluginHost
-from raw_core.sources import FolderSource, SourceContext
+from raw_core.tools.identity import ToolIdentity
+from raw_core.tools.loader import LoadedTool
+from raw_core.tools.sources import FolderSource, SourceContext
 from tests.conftest import MakeTool
 
 pytestmark = pytest.mark.anyio

@@ -35,11 +35,11 @@ from raw_core.agent import load_agent
 from raw_core.cli.models import models
 from raw_core.config import ModelConfig, SecretRef, load_config
 from raw_core.errors import RateLimited
-from raw_core.events import LoopEvent, ToolCallFinished
-from raw_core.loop import Runtime
-from raw_core.models import make_provider
 from raw_core.plugins import PluginHost
-from raw_core.provider import (
+from raw_core.runtime.events import LoopEvent, ToolCallFinished
+from raw_core.runtime.loop import Runtime
+from raw_core.runtime.models import make_provider
+from raw_core.runtime.provider import (
     ModelRequest,
     ModelTool,
     Provider,
@@ -50,7 +50,7 @@ from raw_core.provider import (
     ToolCallEnd,
     ToolCallStart,
 )
-from raw_core.store import AssistantMessage, SqliteBackend, ToolResultMessage, UserMessage
+from raw_core.sessions.sqlite import AssistantMessage, SqliteBackend, ToolResultMessage, UserMessage
 from raw_providers import plugin
 from raw_providers._names import wire_alias
 

@@ -22,7 +22,7 @@ from raw_core.errors import (
     ProviderUnavailable,
     RateLimited,
 )
-from raw_core.provider import (
+from raw_core.runtime.provider import (
     ModelRequest,
     ModelTool,
     PartEvent,
@@ -34,7 +34,7 @@ from raw_core.provider import (
     ToolCallStart,
     UsageEvent,
 )
-from raw_core.store.messages import (
+from raw_core.sessions.messages import (
     AssistantMessage,
     ImageBlock,
     ProviderPart,

@@ -21,9 +21,9 @@ from raw_core.errors import (
     ProviderUnavailable,
     RateLimited,
 )
-from raw_core.models import credential_status, make_provider, resolve_credential
 from raw_core.plugins import PluginHost
-from raw_core.provider import ProviderRecord
+from raw_core.runtime.models import credential_status, make_provider, resolve_credential
+from raw_core.runtime.provider import ProviderRecord
 from raw_providers import plugin
 from raw_providers._errors import error_from_body, redact, retry_after_seconds
 
@@ -147,7 +147,7 @@ def test_a_factory_that_crashes_is_a_plugin_error_without_its_message(host: Plug
         raise RuntimeError(f"boom {api_key}")
 
     class Broken:
-        from raw_core.hookspecs import hookimpl
+        from raw_core.plugins.hookspecs import hookimpl
 
         @staticmethod
         @hookimpl

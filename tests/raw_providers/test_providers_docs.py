@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from raw_core.config import parse_config
-from raw_core.models import make_provider
 from raw_core.plugins import PluginHost
+from raw_core.runtime.models import make_provider
 from raw_providers import plugin
 
 DOCS = Path(__file__).parents[2] / "docs" / "providers"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import re
 
-from raw_core.provider import ModelRequest, ModelTool
-from raw_core.store.messages import (
+from raw_core.runtime.provider import ModelRequest, ModelTool
+from raw_core.sessions.messages import (
     AssistantMessage,
     ProviderPart,
     TextBlock,

@@ -11,29 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from raw_core.agent import Agent, load_agent, open_agent
+    from raw_core.agent.skills import Skill, SkillService
+    from raw_core.agent.variables import VarService
     from raw_core.app import App
-    from raw_core.backend import (
-        ApprovalAnswer,
-        DisplayItem,
-        DisplayPage,
-        PendingRequest,
-        SessionBackend,
-        SessionInfo,
-        SessionState,
-    )
-    from raw_core.calls import (
-        ApprovalRequest,
-        CallInfo,
-        CallNext,
-        CancellationSignal,
-        CheckAnswer,
-        Middleware,
-        SkillReader,
-        ToolCall,
-        ToolContext,
-        VarReader,
-        Verdict,
-    )
     from raw_core.config import (
         AgentConfig,
         BackendConfig,
@@ -48,87 +28,106 @@ if TYPE_CHECKING:
         load_config,
         parse_config,
     )
-    from raw_core.discovery import find_config
+    from raw_core.config.discovery import find_config
     from raw_core.dispatch import Dispatcher
+    from raw_core.dispatch.calls import (
+        ApprovalRequest,
+        CallInfo,
+        CallNext,
+        CancellationSignal,
+        CheckAnswer,
+        Middleware,
+        SkillReader,
+        ToolCall,
+        ToolContext,
+        VarReader,
+        Verdict,
+    )
     from raw_core.errors import RawError
-    from raw_core.frontend import BaseFrontEnd, CallbackFrontEnd, FrontEnd
     from raw_core.frozen import FrozenDict, freeze, thaw
-    from raw_core.hookspecs import hookimpl, implements
-    from raw_core.identity import ToolIdentity, parse_identity
-    from raw_core.loader import LoadedTool, ToolLoader
-    from raw_core.loop import Runtime, Session
-    from raw_core.manifest import PanelAction, PanelDeclaration, ToolManifest, parse_manifest
     from raw_core.plugins import PluginHost, ToolFolder
+    from raw_core.plugins.hookspecs import hookimpl, implements
     from raw_core.policy import Decision, Policy
-    from raw_core.provider import ModelRequest, ModelTool, Provider, ProviderRecord
-    from raw_core.registry import Registry, ToolDefinition, user_tools_dir
-    from raw_core.results import BatchResult, ToolResult
-    from raw_core.scripted import ReplayProvider, Reply, ScriptedProvider
-    from raw_core.skills import Skill, SkillService
-    from raw_core.sources import SourceContext, ToolSource, ToolSourceRecord
-    from raw_core.store import SessionStore, SqliteBackend
-    from raw_core.variables import VarService
+    from raw_core.runtime.frontend import BaseFrontEnd, CallbackFrontEnd, FrontEnd
+    from raw_core.runtime.loop import Runtime, Session
+    from raw_core.runtime.provider import ModelRequest, ModelTool, Provider, ProviderRecord
+    from raw_core.runtime.scripted import ReplayProvider, Reply, ScriptedProvider
+    from raw_core.sessions.backend import (
+        ApprovalAnswer,
+        DisplayItem,
+        DisplayPage,
+        PendingRequest,
+        SessionBackend,
+        SessionInfo,
+        SessionState,
+    )
+    from raw_core.sessions.sqlite import SessionStore, SqliteBackend
+    from raw_core.tools.identity import ToolIdentity, parse_identity
+    from raw_core.tools.loader import LoadedTool, ToolLoader
+    from raw_core.tools.manifest import PanelAction, PanelDeclaration, ToolManifest, parse_manifest
+    from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
+    from raw_core.tools.results import BatchResult, ToolResult
+    from raw_core.tools.sources import SourceContext, ToolSource, ToolSourceRecord
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "implements": "raw_core.hookspecs",
-    "CallNext": "raw_core.calls",
-    "CheckAnswer": "raw_core.calls",
-    "Middleware": "raw_core.calls",
-    "SkillReader": "raw_core.calls",
-    "VarReader": "raw_core.calls",
-
+    "implements": "raw_core.plugins.hookspecs",
+    "CallNext": "raw_core.dispatch.calls",
+    "CheckAnswer": "raw_core.dispatch.calls",
+    "Middleware": "raw_core.dispatch.calls",
+    "SkillReader": "raw_core.dispatch.calls",
+    "VarReader": "raw_core.dispatch.calls",
     "App": "raw_core.app",
-    "ApprovalAnswer": "raw_core.backend",
-    "DisplayItem": "raw_core.backend",
-    "DisplayPage": "raw_core.backend",
-    "PendingRequest": "raw_core.backend",
-    "SessionBackend": "raw_core.backend",
-    "SessionInfo": "raw_core.backend",
-    "SessionState": "raw_core.backend",
-    "BaseFrontEnd": "raw_core.frontend",
-    "CallbackFrontEnd": "raw_core.frontend",
-    "FrontEnd": "raw_core.frontend",
-    "VarService": "raw_core.variables",
-    "SkillService": "raw_core.skills",
-    "Skill": "raw_core.skills",
-    "find_config": "raw_core.discovery",
+    "ApprovalAnswer": "raw_core.sessions.backend",
+    "DisplayItem": "raw_core.sessions.backend",
+    "DisplayPage": "raw_core.sessions.backend",
+    "PendingRequest": "raw_core.sessions.backend",
+    "SessionBackend": "raw_core.sessions.backend",
+    "SessionInfo": "raw_core.sessions.backend",
+    "SessionState": "raw_core.sessions.backend",
+    "BaseFrontEnd": "raw_core.runtime.frontend",
+    "CallbackFrontEnd": "raw_core.runtime.frontend",
+    "FrontEnd": "raw_core.runtime.frontend",
+    "VarService": "raw_core.agent.variables",
+    "SkillService": "raw_core.agent.skills",
+    "Skill": "raw_core.agent.skills",
+    "find_config": "raw_core.config.discovery",
     "VarDefinition": "raw_core.config",
     "SecretRef": "raw_core.config",
-    "Runtime": "raw_core.loop",
-    "Session": "raw_core.loop",
-    "ScriptedProvider": "raw_core.scripted",
-    "ReplayProvider": "raw_core.scripted",
-    "Reply": "raw_core.scripted",
-    "ModelRequest": "raw_core.provider",
-    "ModelTool": "raw_core.provider",
-    "Provider": "raw_core.provider",
-    "ProviderRecord": "raw_core.provider",
-    "SessionStore": "raw_core.store",
-    "SqliteBackend": "raw_core.store",
-    "ApprovalRequest": "raw_core.calls",
-    "CallInfo": "raw_core.calls",
-    "CancellationSignal": "raw_core.calls",
-    "ToolCall": "raw_core.calls",
-    "ToolContext": "raw_core.calls",
-    "Verdict": "raw_core.calls",
+    "Runtime": "raw_core.runtime.loop",
+    "Session": "raw_core.runtime.loop",
+    "ScriptedProvider": "raw_core.runtime.scripted",
+    "ReplayProvider": "raw_core.runtime.scripted",
+    "Reply": "raw_core.runtime.scripted",
+    "ModelRequest": "raw_core.runtime.provider",
+    "ModelTool": "raw_core.runtime.provider",
+    "Provider": "raw_core.runtime.provider",
+    "ProviderRecord": "raw_core.runtime.provider",
+    "SessionStore": "raw_core.sessions.sqlite",
+    "SqliteBackend": "raw_core.sessions.sqlite",
+    "ApprovalRequest": "raw_core.dispatch.calls",
+    "CallInfo": "raw_core.dispatch.calls",
+    "CancellationSignal": "raw_core.dispatch.calls",
+    "ToolCall": "raw_core.dispatch.calls",
+    "ToolContext": "raw_core.dispatch.calls",
+    "Verdict": "raw_core.dispatch.calls",
     "Dispatcher": "raw_core.dispatch",
     "FrozenDict": "raw_core.frozen",
     "freeze": "raw_core.frozen",
     "thaw": "raw_core.frozen",
     "Decision": "raw_core.policy",
     "Policy": "raw_core.policy",
-    "BatchResult": "raw_core.results",
-    "ToolResult": "raw_core.results",
+    "BatchResult": "raw_core.tools.results",
+    "ToolResult": "raw_core.tools.results",
     "Agent": "raw_core.agent",
     "load_agent": "raw_core.agent",
     "open_agent": "raw_core.agent",
     "BackendConfig": "raw_core.config",
     "ConfigSection": "raw_core.config",
-    "SourceContext": "raw_core.sources",
-    "ToolSource": "raw_core.sources",
-    "ToolSourceRecord": "raw_core.sources",
+    "SourceContext": "raw_core.tools.sources",
+    "ToolSource": "raw_core.tools.sources",
+    "ToolSourceRecord": "raw_core.tools.sources",
     "AgentConfig": "raw_core.config",
     "Config": "raw_core.config",
     "ModelConfig": "raw_core.config",
@@ -138,20 +137,20 @@ _EXPORTS: dict[str, str] = {
     "load_config": "raw_core.config",
     "parse_config": "raw_core.config",
     "RawError": "raw_core.errors",
-    "hookimpl": "raw_core.hookspecs",
-    "ToolIdentity": "raw_core.identity",
-    "parse_identity": "raw_core.identity",
-    "LoadedTool": "raw_core.loader",
-    "ToolLoader": "raw_core.loader",
-    "PanelAction": "raw_core.manifest",
-    "PanelDeclaration": "raw_core.manifest",
-    "ToolManifest": "raw_core.manifest",
-    "parse_manifest": "raw_core.manifest",
+    "hookimpl": "raw_core.plugins.hookspecs",
+    "ToolIdentity": "raw_core.tools.identity",
+    "parse_identity": "raw_core.tools.identity",
+    "LoadedTool": "raw_core.tools.loader",
+    "ToolLoader": "raw_core.tools.loader",
+    "PanelAction": "raw_core.tools.manifest",
+    "PanelDeclaration": "raw_core.tools.manifest",
+    "ToolManifest": "raw_core.tools.manifest",
+    "parse_manifest": "raw_core.tools.manifest",
     "PluginHost": "raw_core.plugins",
     "ToolFolder": "raw_core.plugins",
-    "Registry": "raw_core.registry",
-    "ToolDefinition": "raw_core.registry",
-    "user_tools_dir": "raw_core.registry",
+    "Registry": "raw_core.tools.registry",
+    "ToolDefinition": "raw_core.tools.registry",
+    "user_tools_dir": "raw_core.tools.registry",
 }
 
 

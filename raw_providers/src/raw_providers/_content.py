@@ -7,8 +7,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from raw_core.provider import ModelRequest
-from raw_core.store.messages import (
+from raw_core.runtime.provider import ModelRequest
+from raw_core.sessions.messages import (
     AssistantMessage,
     ContentBlock,
     ImageBlock,

@@ -21,7 +21,7 @@ import attrs
 
 from raw_core.config import ModelConfig
 from raw_core.errors import ProviderFailed
-from raw_core.provider import (
+from raw_core.runtime.provider import (
     ModelRequest,
     ProviderEvent,
     StopEvent,
@@ -32,7 +32,7 @@ from raw_core.provider import (
     ToolCallStart,
     UsageEvent,
 )
-from raw_core.store.messages import (
+from raw_core.sessions.messages import (
     AssistantMessage,
     ImageBlock,
     ToolResultMessage,

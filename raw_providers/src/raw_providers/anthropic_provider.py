@@ -31,7 +31,7 @@ import attrs
 
 from raw_core.config import ModelConfig
 from raw_core.errors import ConfigInvalid, ProviderFailed
-from raw_core.provider import (
+from raw_core.runtime.provider import (
     ModelRequest,
     PartEvent,
     ProviderEvent,
@@ -43,7 +43,7 @@ from raw_core.provider import (
     ToolCallStart,
     UsageEvent,
 )
-from raw_core.store.messages import (
+from raw_core.sessions.messages import (
     AssistantMessage,
     ContentBlock,
     ImageBlock,

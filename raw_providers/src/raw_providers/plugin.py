@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from raw_core.config import ModelConfig
-from raw_core.hookspecs import hookimpl
-from raw_core.provider import Provider, ProviderRecord
+from raw_core.plugins.hookspecs import hookimpl
+from raw_core.runtime.provider import Provider, ProviderRecord
 
 __all__ = ["raw_register_providers"]
 

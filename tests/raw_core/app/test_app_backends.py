@@ -13,12 +13,12 @@ from click.testing import CliRunner
 
 from raw_core import Reply, ScriptedProvider, hookimpl
 from raw_core.app import App
-from raw_core.backend import SessionBackend, SessionBackendRecord
 from raw_core.cli import cli
 from raw_core.errors import ConfigInvalid
-from raw_core.frontend import CallbackFrontEnd
 from raw_core.plugins import PluginHost
-from raw_core.store import SqliteBackend
+from raw_core.runtime.frontend import CallbackFrontEnd
+from raw_core.sessions.backend import SessionBackend, SessionBackendRecord
+from raw_core.sessions.sqlite import SqliteBackend
 
 pytestmark = pytest.mark.anyio
 

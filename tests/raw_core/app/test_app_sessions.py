@@ -12,9 +12,9 @@ import pytest
 from raw_core import Reply, ScriptedProvider
 from raw_core.app import App
 from raw_core.errors import RequestNotPending
-from raw_core.frontend import CallbackFrontEnd
 from raw_core.plugins import PluginHost
-from raw_core.store import AssistantMessage, TextBlock, ToolResultMessage, UserMessage
+from raw_core.runtime.frontend import CallbackFrontEnd
+from raw_core.sessions.sqlite import AssistantMessage, TextBlock, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
 

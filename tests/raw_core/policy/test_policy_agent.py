@@ -13,8 +13,8 @@ from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
-from raw_core.hookspecs import hookimpl
 from raw_core.plugins import PluginHost, ToolFolder
+from raw_core.plugins.hookspecs import hookimpl
 
 
 class _Builtin:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from raw_core.config import Predicate, Rule
 from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
 from raw_core.policy import Decision, Policy
-from raw_core.predicate import ToolShape
+from raw_core.policy.predicate import ToolShape
 
 STRING = {"type": "string"}
 

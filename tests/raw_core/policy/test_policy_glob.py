@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from raw_core._glob import Glob
+from raw_core.policy._glob import Glob
 
 
 def reference_match(pattern: str, text: str) -> bool:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from raw_core.config import Predicate
-from raw_core.predicate import (
+from raw_core.policy.predicate import (
     PredicateError,
     ToolShape,
     bind_predicate,

@@ -26,7 +26,7 @@ import sys
 import time
 
 from raw_core.errors import SessionLocked
-from raw_core.store import SessionStore, TextBlock, UserMessage
+from raw_core.sessions.sqlite import SessionStore, TextBlock, UserMessage
 
 PAD = "x" * 2000
 
@@ -77,7 +77,7 @@ def appender(directory: str, session_id: str, count: int) -> None:
 async def follow(directory: str, session_id: str, count: int) -> None:
     import anyio
 
-    from raw_core.store import SqliteBackend
+    from raw_core.sessions.sqlite import SqliteBackend
 
     async with await SqliteBackend.open(directory) as backend:
         cursor = await backend.tail_cursor(session_id)

@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from raw_core.backend import SessionBackend, SessionState
 from raw_core.errors import SessionLocked, SessionNotFound
-from raw_core.store import (
+from raw_core.sessions.backend import SessionBackend, SessionState
+from raw_core.sessions.sqlite import (
     AssistantMessage,
     Message,
     SessionStore,

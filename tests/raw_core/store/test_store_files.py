@@ -15,7 +15,7 @@ import platformdirs
 import pytest
 
 from raw_core.errors import SessionNotFound, StoreCorrupt, StoreTooNew, StoreUnavailable
-from raw_core.store import (
+from raw_core.sessions.sqlite import (
     MESSAGE_FORMAT,
     Message,
     SessionStore,
@@ -24,7 +24,7 @@ from raw_core.store import (
     default_store_directory,
     dumps_message,
 )
-from raw_core.store._schema import (
+from raw_core.sessions.sqlite._schema import (
     APPLICATION_ID,
     FILE_NAME,
     OLDER_FILE_NAMES,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from raw_core.errors import SessionLocked
-from raw_core.store._lock import SessionLock, acquire
+from raw_core.sessions.sqlite._lock import SessionLock, acquire
 
 
 def test_two_holders_in_one_process_exclude_each_other(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from raw_core._convert import StructureFailed
-from raw_core.store import (
+from raw_core.sessions.sqlite import (
     AssistantMessage,
     ImageBlock,
     JsonBlock,

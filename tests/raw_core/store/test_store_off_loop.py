@@ -18,8 +18,8 @@ from typing import Any
 import anyio
 import pytest
 
-from raw_core.store import SqliteBackend, UserMessage
-from raw_core.store.reader import SessionReader
+from raw_core.sessions.sqlite import SqliteBackend, UserMessage
+from raw_core.sessions.sqlite.reader import SessionReader
 
 WAIT = 10.0
 
@@ -91,7 +91,7 @@ async def test_end_turn_syncs_off_the_loop(
     hold = Hold()
     async with backend.open_writer(session.id) as writer:
         await writer.append([UserMessage.from_text("a turn")])
-        monkeypatch.setattr("raw_core.store._durability.os.fsync", hold.wrap(os.fsync))
+        monkeypatch.setattr("raw_core.sessions.sqlite._durability.os.fsync", hold.wrap(os.fsync))
         with anyio.fail_after(WAIT):
             async with anyio.create_task_group() as group:
                 group.start_soon(writer.end_turn)

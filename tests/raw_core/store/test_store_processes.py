@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from raw_core.store import SessionStore, TextBlock, UserMessage
-from raw_core.store._schema import FILE_NAME
+from raw_core.sessions.sqlite import SessionStore, TextBlock, UserMessage
+from raw_core.sessions.sqlite._schema import FILE_NAME
 
 PROC = Path(__file__).with_name("store_proc.py")
 TURN_SIZE = 3

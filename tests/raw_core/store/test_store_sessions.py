@@ -17,7 +17,6 @@ from pathlib import Path
 import attrs
 import pytest
 
-from raw_core.backend import SessionState
 from raw_core.errors import (
     InvalidCursor,
     SessionLocked,
@@ -27,7 +26,8 @@ from raw_core.errors import (
     StoreTooNew,
     StoreUnavailable,
 )
-from raw_core.store import (
+from raw_core.sessions.backend import SessionState
+from raw_core.sessions.sqlite import (
     AssistantMessage,
     JsonBlock,
     Message,
@@ -40,7 +40,7 @@ from raw_core.store import (
     VarPlaceholder,
     _rows,
 )
-from raw_core.store._schema import MAX_KEY
+from raw_core.sessions.sqlite._schema import MAX_KEY
 
 
 @pytest.fixture
@@ -495,7 +495,7 @@ def test_end_turn_syncs_the_wal_and_the_store_its_folder_once(
         synced.append(os.readlink(f"/proc/self/fd/{fd}"))
         real_fsync(fd)
 
-    monkeypatch.setattr("raw_core.store._durability.os.fsync", recording_fsync)
+    monkeypatch.setattr("raw_core.sessions.sqlite._durability.os.fsync", recording_fsync)
     wal, folder = f"{store.path}-wal", str(store.path.parent)
     with store.open_writer(session.id) as writer:
         assert synced == [folder]  # the WAL's name, before any turn
@@ -517,14 +517,14 @@ def test_a_failed_sync_is_store_unavailable_and_keeps_what_was_committed(
     def failing_fsync(fd: int) -> None:  # the disk reports an I/O error
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-    monkeypatch.setattr("raw_core.store._durability.os.fsync", failing_fsync)
+    monkeypatch.setattr("raw_core.sessions.sqlite._durability.os.fsync", failing_fsync)
     with pytest.raises(StoreUnavailable, match="syncing the session database") as opening:
         store.open_writer(session.id)  # the WAL's folder entry, once per store
     assert opening.value.code == "store_unavailable"
     monkeypatch.undo()
     with store.open_writer(session.id) as writer:  # the lock was released
         writer.append(users("kept"))
-        monkeypatch.setattr("raw_core.store._durability.os.fsync", failing_fsync)
+        monkeypatch.setattr("raw_core.sessions.sqlite._durability.os.fsync", failing_fsync)
         with pytest.raises(StoreUnavailable, match="may not survive a power loss"):
             writer.end_turn()
     assert display_texts(store, session.id) == ["kept"]
@@ -544,7 +544,7 @@ def test_a_folder_that_cannot_be_synced_does_not_stop_sessions(
         synced.append(target)
         real_fsync(fd)
 
-    monkeypatch.setattr("raw_core.store._durability.os.fsync", fsync)
+    monkeypatch.setattr("raw_core.sessions.sqlite._durability.os.fsync", fsync)
     session = store.create()
     with store.open_writer(session.id) as writer:
         writer.append(users("a"))
@@ -558,7 +558,7 @@ def test_a_turn_ended_is_readable_after_the_writer_is_killed(tmp_path: Path) -> 
     closest a test can get)."""
     script = (
         "import os, signal, sys\n"
-        "from raw_core.store import SessionStore, UserMessage\n"
+        "from raw_core.sessions.sqlite import SessionStore, UserMessage\n"
         "store = SessionStore.open(sys.argv[1])\n"
         "info = store.create()\n"
         "writer = store.open_writer(info.id)\n"

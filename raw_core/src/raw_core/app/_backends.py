@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from raw_core.backend import SessionBackend, SessionBackendRecord
 from raw_core.config import Config
 from raw_core.errors import ConfigInvalid, RawError
 from raw_core.plugins import PluginHost
+from raw_core.sessions.backend import SessionBackend, SessionBackendRecord
 
 __all__ = ["open_backend"]
 
@@ -19,7 +19,7 @@ async def open_backend(
     expire_after_days: float | None,
 ) -> SessionBackend:
     """The backend ``sessions.backend`` names (raw's SQLite store by default)."""
-    from raw_core.store import SQLITE_BACKEND, SqliteBackend
+    from raw_core.sessions.sqlite import SQLITE_BACKEND, SqliteBackend
 
     sessions = config.sessions
     days = expire_after_days if expire_after_days is not None else sessions.expire_after_days

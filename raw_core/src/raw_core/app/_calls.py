@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from raw_core.backend import ApprovalAnswer
 from raw_core.errors import RawError
-from raw_core.frontend import FrontEnd
+from raw_core.runtime.frontend import FrontEnd
+from raw_core.sessions.backend import ApprovalAnswer
 
 if TYPE_CHECKING:
     from raw_core.agent import Agent
-    from raw_core.results import ToolResult
+    from raw_core.tools.results import ToolResult
 
 __all__ = ["approval_of", "with_values"]
 

@@ -9,7 +9,7 @@ import anyio
 import attrs
 
 from raw_core.errors import ProviderUnavailable, RawError
-from raw_core.provider import (
+from raw_core.runtime.provider import (
     ModelRequest,
     Provider,
     StopEvent,
@@ -17,7 +17,7 @@ from raw_core.provider import (
     UsageEvent,
     prompt_cache_key,
 )
-from raw_core.store.messages import UserMessage
+from raw_core.sessions.messages import UserMessage
 
 __all__ = ["CHECK_PROMPT", "CHECK_SYSTEM", "ModelCheck", "probe_model"]
 

@@ -14,18 +14,18 @@ import attrs
 
 from raw_core.app._backends import open_backend
 from raw_core.app._calls import approval_of, with_values
-from raw_core.backend import (
+from raw_core.config import Config, load_config
+from raw_core.config.discovery import find_config
+from raw_core.errors import ConfigInvalid, ConfigNotFound, ToolUnknown
+from raw_core.plugins import PluginHost
+from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
+from raw_core.sessions.backend import (
     ApprovalAnswer,
     DisplayPage,
     PendingRequest,
     SessionBackend,
     SessionInfo,
 )
-from raw_core.config import Config, load_config
-from raw_core.discovery import find_config
-from raw_core.errors import ConfigInvalid, ConfigNotFound, ToolUnknown
-from raw_core.frontend import CallbackFrontEnd, FrontEnd
-from raw_core.plugins import PluginHost
 
 # What only sessions, calls and explanations need is imported when first used, so that a
 # command that only lists sessions starts fast (no schema compiler, RE2 or loop).
@@ -33,11 +33,11 @@ if TYPE_CHECKING:
     from raw_core.agent import Agent
     from raw_core.app._explain import Explanation
     from raw_core.app._probe import ModelCheck
-    from raw_core.loader import ToolLoader
-    from raw_core.loop import Runtime, Session
-    from raw_core.provider import Provider
-    from raw_core.registry import ToolDefinition
-    from raw_core.results import ToolResult
+    from raw_core.runtime.loop import Runtime, Session
+    from raw_core.runtime.provider import Provider
+    from raw_core.tools.loader import ToolLoader
+    from raw_core.tools.registry import ToolDefinition
+    from raw_core.tools.results import ToolResult
 
 __all__ = ["App", "ToolListing"]
 
@@ -107,7 +107,7 @@ class App:
 
     async def runtime(self) -> Runtime:
         """The runtime every session of this service runs in."""
-        from raw_core.loop import Runtime
+        from raw_core.runtime.loop import Runtime
 
         if self._runtime is None:
             self._runtime = Runtime(
@@ -135,7 +135,7 @@ class App:
         """Build the service and close what it opened at the end of the block.
 
         ``config``: a :class:`~raw_core.config.Config`, a config file's path, or None for
-        the one :func:`~raw_core.discovery.find_config` finds (a trusted ``./raw.json``,
+        the one :func:`~raw_core.config.discovery.find_config` finds (a trusted ``./raw.json``,
         else the user's). ``host``: the plug-in host (default: one with the installed
         plug-ins loaded). ``backend``: the session backend (default: the one
         ``sessions.backend`` names; ``store_dir`` puts raw's SQLite store in another
@@ -183,7 +183,7 @@ class App:
         """Agent ``name`` (default: the only one, or ``default_agent``) with its tool
         sources open for the block."""
         from raw_core.agent import open_agent
-        from raw_core.loader import ToolLoader
+        from raw_core.tools.loader import ToolLoader
 
         if self._loader is None:
             self._loader = ToolLoader()
@@ -193,7 +193,7 @@ class App:
             yield agent
 
     def _make_provider(self, agent: Agent) -> Provider:
-        from raw_core.models import make_provider
+        from raw_core.runtime.models import make_provider
 
         if self._provider is not None:
             return self._provider
@@ -323,7 +323,7 @@ class App:
     async def list_tools(self, agent: str | None = None) -> ToolListing:
         """What the agent's model receives (descriptions rewritten by plug-ins, as in a
         turn), and the selected tools hidden by an unconditional deny."""
-        from raw_core.hooks import model_definitions
+        from raw_core.plugins.hooks import model_definitions
 
         async with self.agent(agent) as loaded:
             return ToolListing(
@@ -350,9 +350,9 @@ class App:
         The result is what the model would receive: a variable's placeholder (from
         ``read_var``) is filled in with the value, as a turn does when it builds a
         request. Nothing is stored."""
-        from raw_core.calls import ToolCall
         from raw_core.dispatch import Dispatcher
-        from raw_core.results import ToolResult
+        from raw_core.dispatch.calls import ToolCall
+        from raw_core.tools.results import ToolResult
 
         front_end = front_end if front_end is not None else CallbackFrontEnd()
         async with self.agent(agent) as loaded:
@@ -398,7 +398,7 @@ class App:
         """The config's models, by name: provider (and whether a plug-in provides it),
         model, address, API, vision, and where the credential comes from and whether it
         is there — never its value."""
-        from raw_core.models import credential_status
+        from raw_core.runtime.models import credential_status
 
         providers = self.host.providers()
         rows = []
@@ -421,9 +421,9 @@ class App:
     async def check_model(self, name: str, *, seconds: float = 60.0) -> ModelCheck:
         """Send one tiny streamed request to model ``name`` and report what worked.
         ``config_invalid`` for an unknown model; provider and credential errors raise."""
+        from raw_core.agent.variables import VarService
         from raw_core.app._probe import probe_model
-        from raw_core.models import make_provider
-        from raw_core.variables import VarService
+        from raw_core.runtime.models import make_provider
 
         model = self.config.models.get(name)
         if model is None:

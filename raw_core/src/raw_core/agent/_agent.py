@@ -1,0 +1,156 @@
+"""Resolve one agent of a config into its selected tools, bound policy, skills and
+variables — and nothing the agent does not select.
+
+:func:`open_agent` is the session's way: an async context manager that opens the tool
+sources the agent's ``tools.use`` names, resolves the identities through them, and closes
+the sources when the block ends. :func:`load_agent` is the synchronous way for commands
+that run no turn: it loads through the sources' synchronous path, so a prefix served only
+by an async source (an MCP server, say) is ``tool_source_unavailable`` there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import attrs
+
+from raw_core.agent.skills import SkillService, find_skills
+from raw_core.agent.variables import VarService
+from raw_core.config import AgentConfig, Config
+from raw_core.plugins import PluginHost
+from raw_core.policy import Policy
+from raw_core.tools.loader import ToolLoader
+from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
+from raw_core.tools.sources import SessionSources
+
+__all__ = ["Agent", "load_agent", "open_agent"]
+
+
+def _bind_policy(agent: Agent) -> Policy:
+    return Policy.bind(
+        agent.config.tools.rules,
+        agent.registry.tools,
+        field=f"$.agents.{agent.name}.tools.rules",
+    )
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Agent:
+    """An agent ready for use: its name, its config section, its registry and its policy.
+
+    ``policy`` is the agent's ``tools.rules`` bound to its selected tools; when not given it
+    is bound on construction, so an :class:`Agent` never holds rules that were not checked.
+    """
+
+    name: str
+    config: AgentConfig
+    registry: Registry
+    policy: Policy = attrs.field(default=attrs.Factory(_bind_policy, takes_self=True))
+    skills: SkillService = attrs.field(factory=lambda: SkillService([]))
+    vars: VarService = attrs.field(factory=lambda: VarService({}, ()))
+
+    def definitions(self) -> list[ToolDefinition]:
+        """What the model receives: the exposed tools, in ``tools.use`` order.
+
+        A tool whose last matching rule is an unconditional deny is left out.
+        """
+        return [d for d in self.registry.definitions() if self.policy.is_exposed(d.identity)]
+
+
+def load_agent(
+    config: Config,
+    name: str | None = None,
+    *,
+    host: PluginHost,
+    loader: ToolLoader | None = None,
+    local_dir: Path | None = None,
+) -> Agent:
+    """Resolve agent ``name`` (see :meth:`Config.resolve_agent`), load only its tools, bind
+    its rules to them, and read only its skills. Variables are not read here: their values
+    are read when first needed.
+
+    Tools load through each source's synchronous ``load`` (folder sources have one); an
+    identity whose source is async only is ``tool_source_unavailable`` — use
+    :func:`open_agent` (or the app) for those. ``local_dir`` replaces the user's tools
+    directory (``local/``).
+
+    A rule whose predicate cannot be bound to a tool its glob matches is a
+    ``config_invalid`` naming the rule (``field`` ``$.agents.<name>.tools.rules[<i>]...``,
+    ``rule``) and the tool (``tool``).
+    """
+    agent_name, agent_config = config.resolve_agent(name)
+    sources = _sources(config, host, loader, local_dir)
+    registry = Registry.select(
+        agent_config.tools.use, load=sources.load, field=f"$.agents.{agent_name}.tools.use"
+    )
+    return _agent(config, agent_name, agent_config, registry)
+
+
+@asynccontextmanager
+async def open_agent(
+    config: Config,
+    name: str | None = None,
+    *,
+    host: PluginHost,
+    loader: ToolLoader | None = None,
+    local_dir: Path | None = None,
+) -> AsyncIterator[Agent]:
+    """``async with open_agent(config, host=host) as agent:`` — the agent with its tool
+    sources open for the block.
+
+    Only the sources of the prefixes ``tools.use`` names are built and opened, each just
+    before its first identity is resolved; the selection checks, the policy, skills and
+    variables are those of :func:`load_agent`. When the block ends — normally, with an
+    error, or cancelled, also when loading failed — every opened source is closed (last
+    opened first, shielded from cancellation); a close failure never hides the error that
+    ended the block (it is logged and added to that error's notes).
+    """
+    agent_name, agent_config = config.resolve_agent(name)
+    sources = _sources(config, host, loader, local_dir)
+    try:
+        registry = await Registry.aselect(
+            agent_config.tools.use,
+            resolve=sources.resolve,
+            field=f"$.agents.{agent_name}.tools.use",
+        )
+        yield _agent(config, agent_name, agent_config, registry)
+    except BaseException as exc:
+        await sources.aclose(exc)
+        raise
+    await sources.aclose()
+
+
+def _sources(
+    config: Config, host: PluginHost, loader: ToolLoader | None, local_dir: Path | None
+) -> SessionSources:
+    return SessionSources(
+        config,
+        host=host,
+        loader=loader or ToolLoader(),
+        local_dir=local_dir if local_dir is not None else user_tools_dir(),
+    )
+
+
+def _agent(config: Config, agent_name: str, agent_config: AgentConfig, registry: Registry) -> Agent:
+    """Bind the agent's rules to its tools and read its skills (not its variables)."""
+    directory = config.directory
+    policy = Policy.bind(
+        agent_config.tools.rules, registry.tools, field=f"$.agents.{agent_name}.tools.rules"
+    )
+    skills = find_skills(
+        agent_config.skills.use,
+        config.skills.paths,
+        base_dir=directory,
+        field=f"$.agents.{agent_name}.skills.use",
+    )
+    variables = VarService(config.vars, agent_config.vars.use, base_dir=directory)
+    return Agent(
+        name=agent_name,
+        config=agent_config,
+        registry=registry,
+        policy=policy,
+        skills=SkillService(skills),
+        vars=variables,
+    )

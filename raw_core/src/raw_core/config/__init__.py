@@ -1,0 +1,101 @@
+"""Configuration: the config file's records, how it is parsed and checked, and where it is
+found.
+
+Public names are imported lazily (PEP 562): importing the package imports none of
+its modules, so a module of it can be imported without the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raw_core.config._model import (
+        CORE_SECTIONS,
+        DEFAULT_HANDLER_TIMEOUT_MS,
+        DEFAULT_MAX_OUTPUT_BYTES,
+        DEFAULT_MAX_STEPS,
+        SQLITE_OPTIONS,
+        AgentConfig,
+        BackendConfig,
+        Config,
+        ConfigSection,
+        Effect,
+        ModelConfig,
+        Predicate,
+        Rule,
+        SecretRef,
+        Selection,
+        SessionsConfig,
+        SkillsConfig,
+        ToolsConfig,
+        VarDefinition,
+        VarSource,
+        load_config,
+        parse_config,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "AgentConfig": "raw_core.config._model",
+    "BackendConfig": "raw_core.config._model",
+    "CORE_SECTIONS": "raw_core.config._model",
+    "Config": "raw_core.config._model",
+    "ConfigSection": "raw_core.config._model",
+    "DEFAULT_HANDLER_TIMEOUT_MS": "raw_core.config._model",
+    "DEFAULT_MAX_OUTPUT_BYTES": "raw_core.config._model",
+    "DEFAULT_MAX_STEPS": "raw_core.config._model",
+    "Effect": "raw_core.config._model",
+    "ModelConfig": "raw_core.config._model",
+    "Predicate": "raw_core.config._model",
+    "Rule": "raw_core.config._model",
+    "SQLITE_OPTIONS": "raw_core.config._model",
+    "SecretRef": "raw_core.config._model",
+    "Selection": "raw_core.config._model",
+    "SessionsConfig": "raw_core.config._model",
+    "SkillsConfig": "raw_core.config._model",
+    "ToolsConfig": "raw_core.config._model",
+    "VarDefinition": "raw_core.config._model",
+    "VarSource": "raw_core.config._model",
+    "load_config": "raw_core.config._model",
+    "parse_config": "raw_core.config._model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "CORE_SECTIONS",
+    "DEFAULT_HANDLER_TIMEOUT_MS",
+    "DEFAULT_MAX_OUTPUT_BYTES",
+    "DEFAULT_MAX_STEPS",
+    "SQLITE_OPTIONS",
+    "AgentConfig",
+    "BackendConfig",
+    "Config",
+    "ConfigSection",
+    "Effect",
+    "ModelConfig",
+    "Predicate",
+    "Rule",
+    "SecretRef",
+    "Selection",
+    "SessionsConfig",
+    "SkillsConfig",
+    "ToolsConfig",
+    "VarDefinition",
+    "VarSource",
+    "load_config",
+    "parse_config",
+]

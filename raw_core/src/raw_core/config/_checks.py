@@ -1,0 +1,259 @@
+"""The config file's checks beyond types: values, references, plug-in sections and the
+session backend. Each returns every problem it finds, so that ``raw config validate`` can
+print them all at once; :func:`raw_core.config.parse_config` runs them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from raw_core._convert import FieldProblem, json_kind
+from raw_core.errors import ConfigInvalid
+from raw_core.tools.identity import parse_identity
+
+if TYPE_CHECKING:
+    from raw_core.config._model import BackendConfig, ConfigSection, _ConfigFile
+    from raw_core.plugins import PluginHost
+
+__all__ = [
+    "MAX_EXPIRY_DAYS",
+    "MAX_VAR_TIMEOUT_MS",
+    "SQLITE_OPTIONS",
+    "backend_problems",
+    "explain_unknown",
+    "reference_problems",
+    "validated",
+    "value_problems",
+]
+
+MAX_EXPIRY_DAYS: Final = 36_500  # a century: past that, dates overflow
+MAX_VAR_TIMEOUT_MS: Final = 600_000  # ten minutes, as for a bash command
+SQLITE_OPTIONS: Final = frozenset({"directory"})
+"""The options ``sessions.backend`` takes when its type is ``sqlite``."""
+_VAR_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _under(field: str | None, base: str) -> bool:
+    return field is not None and (field == base or field.startswith((f"{base}.", f"{base}[")))
+
+
+def validated(
+    validate: Callable[[Any, str], Any],
+    value: Any,
+    base: str,
+    *,
+    plugin: str,
+    problems: list[FieldProblem],
+) -> Any:
+    """``validate(value, base)``: a plug-in's validator of the value at JSON path ``base``.
+
+    Its findings (``config_invalid`` below ``base``) or its crash (reported as a problem
+    naming the plug-in, never a traceback) are added to ``problems``; the result is what the
+    validator returned, or None when it failed.
+    """
+    try:
+        return validate(value, base)
+    except ConfigInvalid as exc:
+        listed = exc.context.get("problems")
+        if isinstance(listed, list) and all(
+            isinstance(p, dict) and _under(p.get("path"), base) for p in listed
+        ):
+            problems.extend(FieldProblem(path=p["path"], message=str(p["message"])) for p in listed)
+        else:
+            problems.append(
+                FieldProblem(
+                    path=exc.field if exc.field is not None and _under(exc.field, base) else base,
+                    message=exc.message,
+                )
+            )
+    except Exception as exc:
+        problems.append(
+            FieldProblem(
+                path=base,
+                message=f"plug-in {plugin!r} failed to validate this section:"
+                f" {type(exc).__name__}: {exc}",
+            )
+        )
+    return None
+
+
+def explain_unknown(
+    problems: list[FieldProblem], claimed: Mapping[str, ConfigSection]
+) -> list[FieldProblem]:
+    """Say, for an unknown top-level key, which keys the installed plug-ins claim."""
+    extra = (
+        f" (plug-ins claim: {', '.join(sorted(claimed))})"
+        if claimed
+        else " (no installed plug-in claims it)"
+    )
+    return [
+        attrs.evolve(p, message=p.message + extra)
+        if p.message == "unknown field" and p.path.count(".") == 1 and "[" not in p.path
+        else p
+        for p in problems
+    ]
+
+
+def backend_problems(backend: BackendConfig, host: PluginHost | None) -> list[FieldProblem]:
+    """``sessions.backend``: SQLite's options here, a plug-in backend's by its record."""
+    base = "$.sessions.backend"
+    if backend.type == "sqlite":
+        takes = ", ".join(sorted(SQLITE_OPTIONS))
+        found = [
+            FieldProblem(
+                path=f"{base}.{key}", message=f"unknown field (the sqlite backend takes: {takes})"
+            )
+            for key in backend.options
+            if key not in SQLITE_OPTIONS
+        ]
+        directory = backend.options.get("directory", "")
+        if not isinstance(directory, str):
+            found.append(
+                FieldProblem(
+                    path=f"{base}.directory",
+                    message=f"expected a string, found {json_kind(directory)}",
+                )
+            )
+        return found
+    if host is None:
+        return []
+    records = host.session_backends()
+    record = records.get(backend.type)
+    if record is None:
+        available = ", ".join(["sqlite", *sorted(records)])
+        return [
+            FieldProblem(
+                path=f"{base}.type",
+                message=f"no session backend named {backend.type!r} (available: {available})",
+            )
+        ]
+    if record.validate_config is None:
+        return []
+    problems: list[FieldProblem] = []
+    owner = host.registered_by("session_backend", backend.type)
+    validated(record.validate_config, backend.options, base, plugin=owner, problems=problems)
+    return problems
+
+
+def value_problems(parsed: _ConfigFile) -> list[FieldProblem]:
+    """Rules on values, checked once every field has its type, so that all of them are
+    reported together (a record's validator would stop at its first)."""
+    found: list[FieldProblem] = []
+
+    def positive(path: str, value: float | None, what: str = "a positive integer") -> None:
+        if value is not None and not value > 0:
+            found.append(FieldProblem(path=path, message=f"expected {what}, found {value}"))
+
+    for name, model in parsed.models.items():
+        positive(f"$.models.{name}.max_tokens", model.max_tokens)
+        if model.temperature is not None and not 0 <= model.temperature <= 2:
+            found.append(
+                FieldProblem(
+                    path=f"$.models.{name}.temperature",
+                    message=f"expected a number from 0 to 2, found {model.temperature}",
+                )
+            )
+    for name, var in parsed.vars.items():
+        if var.source.command is not None and not var.source.command:
+            found.append(
+                FieldProblem(
+                    path=f"$.vars.{name}.from.command",
+                    message="expected a non-empty array: the program and its arguments",
+                )
+            )
+        if not 0 < var.source.timeout_ms <= MAX_VAR_TIMEOUT_MS:
+            found.append(
+                FieldProblem(
+                    path=f"$.vars.{name}.from.timeout_ms",
+                    message=f"expected milliseconds above 0 and at most {MAX_VAR_TIMEOUT_MS},"
+                    f" found {var.source.timeout_ms}",
+                )
+            )
+    days = parsed.sessions.expire_after_days
+    if not 0 < days <= MAX_EXPIRY_DAYS:
+        found.append(
+            FieldProblem(
+                path="$.sessions.expire_after_days",
+                message=f"expected a number of days above 0 and at most {MAX_EXPIRY_DAYS},"
+                f" found {days}",
+            )
+        )
+    for name, agent in parsed.agents.items():
+        for index, text in enumerate(agent.tools.use):
+            try:
+                parse_identity(text)
+            except ValueError as exc:
+                found.append(
+                    FieldProblem(path=f"$.agents.{name}.tools.use[{index}]", message=str(exc))
+                )
+        positive(f"$.agents.{name}.max_steps", agent.max_steps)
+        positive(f"$.agents.{name}.max_output_bytes", agent.max_output_bytes)
+        positive(f"$.agents.{name}.handler_timeout_ms", agent.handler_timeout_ms)
+    return found
+
+
+def reference_problems(parsed: _ConfigFile) -> list[FieldProblem]:
+    """Names that must refer to something the file defines."""
+    found: list[FieldProblem] = []
+    if parsed.default_agent is not None and parsed.default_agent not in parsed.agents:
+        found.append(
+            FieldProblem(
+                path="$.default_agent",
+                message=f"default_agent names {parsed.default_agent!r}, which is not an agent of"
+                " this config",
+            )
+        )
+    for name, model in parsed.models.items():
+        if (
+            model.api_key is not None
+            and model.api_key.var is not None
+            and (model.api_key.var not in parsed.vars)
+        ):
+            found.append(
+                FieldProblem(
+                    path=f"$.models.{name}.api_key.var",
+                    message=f"variable {model.api_key.var!r} is not defined in vars",
+                )
+            )
+    for name in parsed.vars:
+        if not _VAR_NAME.fullmatch(name):
+            found.append(
+                FieldProblem(
+                    path=f"$.vars[{name!r}]",
+                    message="expected a variable name (letters, digits"
+                    " and _, not starting with a digit)",
+                )
+            )
+    for name, agent in parsed.agents.items():
+        if agent.model is not None and agent.model not in parsed.models:
+            known = ", ".join(sorted(parsed.models)) or "none"
+            found.append(
+                FieldProblem(
+                    path=f"$.agents.{name}.model",
+                    message=f"model {agent.model!r} is not defined in models (defined: {known})",
+                )
+            )
+        for index, var in enumerate(agent.vars.use):
+            if var not in parsed.vars:
+                found.append(
+                    FieldProblem(
+                        path=f"$.agents.{name}.vars.use[{index}]",
+                        message=f"variable {var!r} is not defined in vars",
+                    )
+                )
+        for field_name, names in (("skills", agent.skills.use), ("vars", agent.vars.use)):
+            seen: set[str] = set()
+            for index, item in enumerate(names):
+                if item in seen:
+                    found.append(
+                        FieldProblem(
+                            path=f"$.agents.{name}.{field_name}.use[{index}]",
+                            message=f"{item!r} is selected twice",
+                        )
+                    )
+                seen.add(item)
+    return found

@@ -1,0 +1,53 @@
+"""Dispatch: the seven steps every tool call goes through, and the records a call travels
+with.
+
+Public names are imported lazily (PEP 562): importing the package imports none of
+its modules, so a module of it can be imported without the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raw_core.dispatch._pipeline import (
+        DEFAULT_HANDLER_TIMEOUT,
+        DEFAULT_MAX_ARGUMENT_BYTES,
+        Dispatcher,
+        PolicyDecision,
+        PolicyView,
+        PreparedCall,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_HANDLER_TIMEOUT": "raw_core.dispatch._pipeline",
+    "DEFAULT_MAX_ARGUMENT_BYTES": "raw_core.dispatch._pipeline",
+    "Dispatcher": "raw_core.dispatch._pipeline",
+    "PolicyDecision": "raw_core.dispatch._pipeline",
+    "PolicyView": "raw_core.dispatch._pipeline",
+    "PreparedCall": "raw_core.dispatch._pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "DEFAULT_HANDLER_TIMEOUT",
+    "DEFAULT_MAX_ARGUMENT_BYTES",
+    "Dispatcher",
+    "PolicyDecision",
+    "PolicyView",
+    "PreparedCall",
+]

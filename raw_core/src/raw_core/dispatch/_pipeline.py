@@ -1,0 +1,548 @@
+"""The dispatch pipeline: every tool call goes through seven steps, in order.
+
+1. the tool is selected (``tool_unknown``) and exposed (``tool_not_exposed``);
+2. the arguments are parsed strictly and validated: JSON Schema, then ``validate_args``
+   (``invalid_arguments``); then they are frozen;
+3. intended effects, when the tool declares them: ``describe_effects`` must be synchronous
+   and must not raise, and its result must satisfy ``effects_schema`` (``effects_invalid``);
+4. policy: the agent's rules, last match wins (``denied``; an ask goes on);
+5. PreToolUse check hooks, which may only tighten (``hook_denied``, ``hook_failed``);
+6. approval, when a rule or hook asks (``approval_denied``, ``approval_unavailable``);
+7. the handler, wrapped in the plug-ins' call middlewares (``handler_error``, ``tool_error``,
+   ``cancelled``, ``timeout``).
+
+A failure at any step stops the call before the next and becomes a :class:`ToolResult` the
+model can read; no exception escapes to the caller except a cancellation of the caller's
+own scope. Hooks, approval and the handler all see the same frozen arguments; observers get
+detached copies.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+import anyio
+
+from raw_core._json import JsonInputError, loads_strict
+from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
+from raw_core.dispatch.calls import (
+    ApprovalCallback,
+    ApprovalRequest,
+    CallInfo,
+    CallNext,
+    CancellationSignal,
+    Middleware,
+    SkillReader,
+    ToolCall,
+    ToolContext,
+    VarReader,
+    Verdict,
+)
+from raw_core.errors import (
+    ApprovalDenied,
+    ApprovalUnavailable,
+    Cancelled,
+    Denied,
+    EffectsInvalid,
+    HandlerError,
+    HookFailed,
+    InvalidArguments,
+    RawError,
+    Timeout,
+    ToolError,
+)
+from raw_core.frozen import fingerprint, freeze, thaw
+from raw_core.plugins import PluginHost
+from raw_core.plugins.hooks import (
+    DEFAULT_HOOK_TIMEOUT,
+    collect_middlewares,
+    emit_event,
+    run_check_hooks,
+)
+from raw_core.tools._schema import SchemaValidationError
+from raw_core.tools.loader import LoadedTool
+from raw_core.tools.registry import Registry
+from raw_core.tools.results import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    BatchResult,
+    ToolResult,
+    cap_blocks,
+    normalize_content,
+)
+
+if TYPE_CHECKING:
+    from raw_core.agent import Agent
+
+__all__ = [
+    "DEFAULT_HANDLER_TIMEOUT",
+    "DEFAULT_MAX_ARGUMENT_BYTES",
+    "Dispatcher",
+    "PolicyDecision",
+    "PolicyView",
+    "PreparedCall",
+]
+
+logger = logging.getLogger("raw_core.dispatch")
+
+DEFAULT_MAX_ARGUMENT_BYTES: Final = 4 * 1024 * 1024
+DEFAULT_HANDLER_TIMEOUT: Final = DEFAULT_HANDLER_TIMEOUT_MS / 1000  # seconds, as config's
+
+
+class PolicyDecision(Protocol):
+    """What the policy answers for one call."""
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def rule(self) -> int | None: ...
+
+
+class PolicyView(Protocol):
+    """The part of :class:`raw_core.policy.Policy` the dispatcher uses."""
+
+    def is_exposed(self, identity: str) -> bool: ...
+
+    def check_exposed(self, identity: str) -> None: ...
+
+    def decide(self, identity: str, arguments: Any, effects: Any = None) -> PolicyDecision: ...
+
+
+class _Allowed:
+    verdict = "allow"
+    rule = None
+
+
+class _AllowAll:
+    """The policy of an agent without rules: everything is exposed and allowed."""
+
+    def is_exposed(self, identity: str) -> bool:
+        return True
+
+    def check_exposed(self, identity: str) -> None:
+        """Every selected tool is exposed."""
+
+    def decide(self, identity: str, arguments: Any, effects: Any = None) -> PolicyDecision:
+        return _Allowed()
+
+
+_ALLOW: Final = Verdict(decision="allow")
+
+
+class PreparedCall:
+    """A call after steps 1-3: its tool, frozen arguments and effects, the context its
+    handler gets, and the payload hooks see."""
+
+    __slots__ = ("arguments", "context", "effects", "info", "tool")
+
+    def __init__(
+        self,
+        *,
+        tool: LoadedTool,
+        arguments: Any,
+        effects: Any,
+        context: ToolContext,
+        info: CallInfo,
+    ) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        self.effects = effects
+        self.context = context
+        self.info = info
+
+
+class Dispatcher:
+    """Runs tool calls for one agent's registry under its policy.
+
+    ``approval`` is the async callback asked when a call needs approval; without one (a
+    non-interactive run) an ask ends as ``approval_unavailable``. ``vars`` and ``skills``
+    are the agent's services, handed to tools in their context. A handler may raise any
+    :class:`~raw_core.errors.RawError`: the call then ends with that error's code.
+    ``observers`` receive a detached copy of each finished call, as do plug-ins'
+    ``raw_session_event`` hooks unless ``hook_events`` is false (the agent loop turns it off:
+    it reports calls to those hooks in its own events).
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        policy: PolicyView | None = None,
+        *,
+        host: PluginHost | None = None,
+        approval: ApprovalCallback | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+        handler_timeout: float | None = DEFAULT_HANDLER_TIMEOUT,
+        hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
+        observers: Sequence[Callable[[dict[str, Any]], Any]] = (),
+        vars: VarReader | None = None,
+        skills: SkillReader | None = None,
+        hook_events: bool = True,
+    ) -> None:
+        self.registry = registry
+        self.policy: PolicyView = policy if policy is not None else _AllowAll()
+        self.host = host
+        self.approval = approval
+        self.cwd = os.path.abspath(cwd) if cwd is not None else os.getcwd()
+        self.max_output_bytes = max_output_bytes
+        self.max_argument_bytes = max_argument_bytes
+        self.handler_timeout = handler_timeout
+        self.hook_timeout = hook_timeout
+        self.observers = tuple(observers)
+        self.vars = vars
+        self.skills = skills
+        self._async_handlers: dict[str, bool] = {}
+        self.hook_events = hook_events
+
+    @classmethod
+    def for_agent(
+        cls,
+        agent: Agent,
+        *,
+        host: PluginHost | None,
+        approval: ApprovalCallback | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        max_output_bytes: int | None = None,
+        skills: SkillReader | None = None,
+        hook_events: bool = True,
+    ) -> Dispatcher:
+        """The dispatcher of ``agent``: its tools, rules, variables, skills, result cap
+        and handler time limit, as its config says. This is the one place raw maps an
+        agent onto a dispatcher, so a turn, ``raw tools call`` and ``raw policy explain``
+        cannot differ. ``max_output_bytes`` overrides the agent's cap; ``skills`` is the
+        session's view of the agent's skills (a fresh one by default)."""
+        return cls(
+            agent.registry,
+            agent.policy,
+            host=host,
+            approval=approval,
+            cwd=cwd,
+            max_output_bytes=max_output_bytes or agent.config.max_output_bytes,
+            handler_timeout=agent.config.handler_timeout_ms / 1000,
+            vars=agent.vars,
+            skills=skills if skills is not None else agent.skills.for_session(),
+            hook_events=hook_events,
+        )
+
+    def _is_async(self, tool: LoadedTool) -> bool:
+        """Whether the handler is ``async def`` (asked once per tool, then remembered)."""
+        known = self._async_handlers.get(tool.identity)
+        if known is None:
+            known = self._async_handlers[tool.identity] = inspect.iscoroutinefunction(tool.handler)
+        return known
+
+    # --- the pipeline --------------------------------------------------------------------
+
+    async def dispatch(
+        self, call: ToolCall, *, signal: CancellationSignal | None = None
+    ) -> ToolResult:
+        """Run ``call`` through the seven steps and return its result (never raises a
+        :class:`~raw_core.errors.RawError`)."""
+        signal = signal if signal is not None else CancellationSignal()
+        effects: Any = None
+        tool: LoadedTool | None = None
+        arguments: Any = None
+        try:
+            if signal.cancelled:
+                raise Cancelled("the call was cancelled before it started")
+            tool = self.select(call.name)
+            prepared = self.prepare(tool, call, signal)
+            arguments, effects = prepared.arguments, prepared.effects
+            context, info = prepared.context, prepared.info
+            verdict = self._decide(tool, arguments, effects)
+            # Hooks, approval and middlewares receive the frozen values; a dict can still be
+            # changed through dict's own methods, so check nothing did before each use.
+            guarded = self.host is not None or verdict.decision == "ask"
+            sealed = fingerprint([arguments, effects]) if guarded else ""
+            if self.host is not None:
+                verdict = await run_check_hooks(
+                    self.host,
+                    info,
+                    verdict,
+                    limit=self.hook_timeout,
+                    wait=lambda answer, limit: self._guard(signal, limit, answer),
+                )
+                _check_sealed(sealed, arguments, effects, "a check hook")
+            if verdict.decision == "ask":
+                await self._approve(info, verdict, signal)
+                _check_sealed(sealed, arguments, effects, "the approval callback")
+            result = await self._run(tool, info, context, signal, sealed)
+        except RawError as error:  # DispatchError, or a RawError a handler raised
+            result = ToolResult.from_error(error, effects=effects)
+        except Exception as exc:  # a fault of raw's own or of a plug-in: still a result
+            logger.exception("dispatching %s failed", call.name)
+            result = ToolResult.from_error(
+                HandlerError(f"the call failed inside raw: {type(exc).__name__}: {exc}"),
+                effects=effects,
+            )
+        if self.observers or (self.host is not None and self.hook_events):
+            self._emit(call, tool, arguments, effects, result)
+        return result
+
+    def prepare(
+        self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal | None = None
+    ) -> PreparedCall:
+        """Steps 2 and 3 for ``tool``: the arguments parsed, validated and frozen, the
+        context the handler will get, and the intended effects, validated. Raises
+        ``invalid_arguments`` or ``effects_invalid``. A turn, ``raw tools call`` and
+        ``raw policy explain`` all prepare calls here."""
+        arguments = self._validate(tool, call.arguments)
+        context = ToolContext(
+            cwd=self.cwd,
+            tool_call_id=call.id,
+            identity=tool.identity,
+            max_output_bytes=self.max_output_bytes,
+            signal=signal if signal is not None else CancellationSignal(),
+            vars=self.vars,
+            skills=self.skills,
+        )
+        effects = self._effects(tool, arguments, context)
+        info = CallInfo(
+            identity=tool.identity,
+            name=tool.name,
+            tool_call_id=call.id,
+            arguments=arguments,
+            effects=effects,
+            has_effects=tool.describe_effects is not None,
+            source=call.source,
+        )
+        return PreparedCall(
+            tool=tool, arguments=arguments, effects=effects, context=context, info=info
+        )
+
+    def select(self, name: str) -> LoadedTool:
+        """Step 1: the selected tool with model-facing ``name``, if the model is offered
+        it. Raises ``tool_unknown`` when no selected tool has that name and
+        ``tool_not_exposed`` (with the deciding ``rule``) when an unconditional deny hides
+        it. The one exposure check: the policy's."""
+        tool = self.registry.by_name(name)
+        self.policy.check_exposed(tool.identity)
+        return tool
+
+    def _validate(self, tool: LoadedTool, raw: str | Mapping[str, Any]) -> Any:
+        if isinstance(raw, str):
+            try:
+                value = loads_strict(raw, max_bytes=self.max_argument_bytes)
+            except JsonInputError as exc:
+                raise InvalidArguments(
+                    f"the arguments are not valid JSON: {exc}", field="$"
+                ) from None
+        else:
+            value = thaw(raw)
+        try:
+            tool.input_validator.validate(value)
+        except SchemaValidationError as exc:
+            raise InvalidArguments(f"{exc.path}: {exc.message}", field=exc.path) from None
+        # Frozen once: validate_args, the effects, hooks, approval and the handler all
+        # read this one value.
+        frozen = freeze(value)
+        if tool.validate_args is not None:
+            try:
+                problem = tool.validate_args(frozen)
+            except Exception as exc:
+                raise InvalidArguments(
+                    f"validate_args raised {type(exc).__name__}: {exc}", field="$"
+                ) from None
+            if problem is not None:
+                raise InvalidArguments(str(problem), field="$")
+        return frozen
+
+    @staticmethod
+    def _effects(tool: LoadedTool, arguments: Any, context: ToolContext) -> Any:
+        if tool.describe_effects is None:
+            return None
+        try:
+            effects = tool.describe_effects(arguments, context)
+        except Exception as exc:
+            raise EffectsInvalid(
+                f"describe_effects raised {type(exc).__name__}: {exc}", field="$"
+            ) from None
+        if inspect.isawaitable(effects):
+            if inspect.iscoroutine(effects):
+                effects.close()
+            raise EffectsInvalid(
+                "describe_effects must be synchronous; it returned an awaitable", field="$"
+            )
+        assert tool.effects_validator is not None  # the loader guarantees it
+        try:
+            tool.effects_validator.validate(effects)
+        except SchemaValidationError as exc:
+            raise EffectsInvalid(
+                f"the effects break effects_schema: {exc.path}: {exc.message}", field=exc.path
+            ) from None
+        return freeze(effects)
+
+    def _decide(self, tool: LoadedTool, arguments: Any, effects: Any) -> Verdict:
+        decision = self.policy.decide(tool.identity, arguments, effects)
+        rule = decision.rule
+        if decision.verdict == "deny":
+            raise Denied(
+                f"{tool.identity} is denied by rule {rule} of tools.rules",
+                rule=rule,
+                tool=tool.identity,
+            )
+        if decision.verdict == "ask":
+            return Verdict(decision="ask", reason=f"rule {rule} of tools.rules asks")
+        return _ALLOW
+
+    async def _approve(self, info: CallInfo, verdict: Verdict, signal: CancellationSignal) -> None:
+        if self.approval is None:
+            raise ApprovalUnavailable(
+                f"{info.identity} needs approval ({verdict.reason}) and nobody can be asked",
+                tool=info.identity,
+            )
+        request = ApprovalRequest(
+            identity=info.identity,
+            name=info.name,
+            arguments=info.arguments,
+            effects=info.effects,
+            tool_call_id=info.tool_call_id,
+            signal=signal,
+            reason=verdict.reason,
+        )
+        try:
+            approved = await self._guard(signal, None, self.approval(request))
+        except (Cancelled, ApprovalUnavailable):
+            raise
+        except Exception as exc:
+            raise ApprovalDenied(
+                f"the approval callback failed: {type(exc).__name__}: {exc}", tool=info.identity
+            ) from exc
+        if approved is not True:
+            raise ApprovalDenied(f"{info.identity} was not approved", tool=info.identity)
+
+    async def _run(
+        self,
+        tool: LoadedTool,
+        info: CallInfo,
+        context: ToolContext,
+        signal: CancellationSignal,
+        sealed: str,
+    ) -> ToolResult:
+        middlewares = collect_middlewares(self.host, info) if self.host is not None else []
+
+        async def call_handler() -> Any:
+            if sealed and middlewares:  # checked already after the hooks and approval
+                _check_sealed(sealed, info.arguments, info.effects, "a call middleware")
+            try:
+                if self._is_async(tool):
+                    return await tool.handler(info.arguments, context)
+                returned = await anyio.to_thread.run_sync(
+                    tool.handler, info.arguments, context, abandon_on_cancel=True
+                )
+                if inspect.isawaitable(returned):
+                    return await returned
+                return returned
+            except RawError:
+                raise
+            except Exception as exc:
+                raise HandlerError(
+                    f"{tool.identity} raised {type(exc).__name__}: {exc}", tool=tool.identity
+                ) from exc
+
+        invoke: Callable[[], Awaitable[Any]] = call_handler
+        for name, middleware in reversed(middlewares):
+            invoke = _wrap(middleware, name, info, invoke)
+        returned = await self._guard(signal, self.handler_timeout, invoke())
+        return self._result(returned, info.effects)
+
+    def _result(self, returned: Any, effects: Any) -> ToolResult:
+        if isinstance(returned, ToolResult):
+            return returned
+        if isinstance(returned, BatchResult):
+            model_text, full_text, truncated = returned.render(self.max_output_bytes)
+            return ToolResult(
+                status="ok",
+                content=({"type": "text", "text": model_text},),
+                full_content=({"type": "text", "text": full_text},),
+                effects=effects,
+                truncated=truncated,
+            )
+        blocks, is_error = normalize_content(returned)
+        capped, truncated = cap_blocks(blocks, self.max_output_bytes)
+        if is_error:
+            return ToolResult(
+                status="error",
+                code=ToolError.code,
+                message="the tool reported an error",
+                content=capped,
+                full_content=blocks,
+                effects=effects,
+                truncated=truncated,
+            )
+        return ToolResult(
+            status="ok", content=capped, full_content=blocks, effects=effects, truncated=truncated
+        )
+
+    # --- cancellation and deadlines ------------------------------------------------------
+
+    @staticmethod
+    async def _guard(
+        signal: CancellationSignal, limit: float | None, awaitable: Awaitable[Any]
+    ) -> Any:
+        """Await ``awaitable``; stop it when ``signal`` fires or ``limit`` seconds pass."""
+        if signal.cancelled:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            raise Cancelled(f"the call was cancelled ({signal.reason})")
+        deadline = anyio.current_time() + limit if limit is not None else math.inf
+        result: Any = None
+        with signal.cancel_scope(deadline) as scope:
+            result = await awaitable
+        if not scope.cancelled_caught:
+            return result
+        if signal.cancelled:
+            raise Cancelled(f"the call was cancelled ({signal.reason})")
+        raise Timeout(f"the call did not finish within {limit:g} s")
+
+    # --- observers -----------------------------------------------------------------------
+
+    def _emit(
+        self,
+        call: ToolCall,
+        tool: LoadedTool | None,
+        arguments: Any,
+        effects: Any,
+        result: ToolResult,
+    ) -> None:
+        def make() -> dict[str, Any]:
+            return {
+                "type": "tool_call_finished",
+                "tool_call_id": call.id,
+                "name": call.name,
+                "identity": tool.identity if tool is not None else None,
+                "arguments": thaw(arguments),
+                "effects": thaw(effects),
+                "result": result.to_dict(),
+            }
+
+        emit_event(self.host if self.hook_events else None, self.observers, make)
+
+
+def _check_sealed(sealed: str, arguments: Any, effects: Any, who: str) -> None:
+    """Fail closed when the validated arguments or effects no longer read as they did."""
+    if sealed and fingerprint([arguments, effects]) != sealed:
+        raise HookFailed(
+            f"{who} changed the call's arguments or effects after they were validated;"
+            " they are never rewritten, so the call is stopped"
+        )
+
+
+def _wrap(middleware: Middleware, name: str, info: CallInfo, inner: CallNext) -> CallNext:
+    async def wrapped() -> Any:
+        try:
+            return await middleware(info, inner)
+        except RawError:
+            raise
+        except Exception as exc:
+            raise HandlerError(
+                f"call middleware of plug-in {name!r} raised {type(exc).__name__}: {exc}", hook=name
+            ) from exc
+
+    return wrapped

@@ -1,0 +1,258 @@
+"""The values that travel with one tool call: the call, its signal, its context, the
+approval request, verdicts, and the payload hooks receive.
+
+These are plain records; the dispatcher (:mod:`raw_core.dispatch`) builds and uses them.
+The protocols :class:`VarReader` and :class:`SkillReader` say what a tool may call on its
+context's services, and :data:`CheckAnswer`, :data:`CallNext` and :data:`Middleware` name
+what the runtime hooks return, so that mypy checks tool and plug-in code against them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias
+
+import anyio
+import attrs
+
+from raw_core.frozen import thaw
+
+if TYPE_CHECKING:
+    from raw_core.agent.skills import Skill
+
+__all__ = [
+    "HOOK_PROTOCOL_VERSION",
+    "ApprovalCallback",
+    "ApprovalRequest",
+    "CallInfo",
+    "CallNext",
+    "CancellationSignal",
+    "CheckAnswer",
+    "Decision",
+    "Middleware",
+    "SkillReader",
+    "ToolCall",
+    "ToolContext",
+    "VarReader",
+    "Verdict",
+]
+
+HOOK_PROTOCOL_VERSION: Final = 2
+
+Decision = Literal["allow", "ask", "deny"]
+Source = Literal["model", "user_action"]
+
+_SEVERITY: Final = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """A call as the model (or a panel action) made it.
+
+    ``arguments`` is the model's JSON text (parsed strictly by the dispatcher) or an already
+    parsed object (from an embedding app). ``source`` is ``"model"`` or ``"user_action"``.
+    """
+
+    id: str
+    name: str
+    arguments: str | Mapping[str, Any]
+    source: Source = "model"
+
+
+class CancellationSignal:
+    """Fires once when a call (or the turn it belongs to) is cancelled.
+
+    The dispatcher cancels the running step when it fires. Tools and approval callbacks can
+    poll :attr:`cancelled` or ``await signal.wait()``. Call :meth:`cancel` from the event
+    loop's thread (from another thread, go through ``anyio.from_thread``).
+    """
+
+    __slots__ = ("_event", "_fired", "_scopes", "reason")
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._fired = False  # read on every step of a turn: cheaper than the event's state
+        self._scopes: set[anyio.CancelScope] = set()
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the signal has fired."""
+        return self._fired
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Fire the signal (idempotent)."""
+        if not self._fired:
+            self._fired = True
+            self.reason = reason
+            self._event.set()
+            for scope in list(self._scopes):
+                scope.cancel()
+
+    async def wait(self) -> None:
+        """Return once the signal fires."""
+        await self._event.wait()
+
+    def attach(self, scope: anyio.CancelScope) -> None:
+        """Cancel ``scope`` when the signal fires (at once if it has fired), until
+        :meth:`detach`. For a scope that outlives what the signal should stop."""
+        self._scopes.add(scope)
+        if self._fired:
+            scope.cancel()
+
+    def detach(self, scope: anyio.CancelScope) -> None:
+        """Stop cancelling ``scope`` when the signal fires."""
+        self._scopes.discard(scope)
+
+    def cancel_scope(self, deadline: float = math.inf) -> _SignalScope:
+        """A cancel scope that this signal cancels when it fires (and that ``deadline``
+        ends), as a context manager. Check ``scope.cancelled_caught`` after the block."""
+        return _SignalScope(self, deadline)
+
+
+class _SignalScope:
+    """``with signal.cancel_scope(...) as scope``: an anyio cancel scope registered with
+    the signal for the block (a class, not a generator: it runs twice per step)."""
+
+    __slots__ = ("_scope", "_signal")
+
+    def __init__(self, signal: CancellationSignal, deadline: float) -> None:
+        self._signal = signal
+        self._scope = anyio.CancelScope(deadline=deadline)
+
+    def __enter__(self) -> anyio.CancelScope:
+        scope = self._scope.__enter__()
+        self._signal.attach(scope)
+        return scope
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
+        self._signal.detach(self._scope)
+        return bool(self._scope.__exit__(exc_type, exc, traceback))
+
+
+class VarReader(Protocol):
+    """What a tool may ask of the agent's variables (``context.vars``); raw passes a
+    :class:`raw_core.agent.variables.VarService`."""
+
+    def listing(self) -> Sequence[tuple[str, str]]:
+        """``(name, description)`` of each selected variable, in ``vars.use`` order."""
+        ...
+
+    def read(self, name: str) -> str:
+        """The value of a selected variable; ``var_not_selected`` for any other name and
+        ``var_unavailable`` when it cannot be read."""
+        ...
+
+
+class SkillReader(Protocol):
+    """What a tool may ask of the agent's skills (``context.skills``); raw passes the
+    session's :class:`raw_core.agent.skills.SkillService`."""
+
+    def listing(self) -> Sequence[Skill]:
+        """The selected skills, in ``skills.use`` order."""
+        ...
+
+    def load(self, name: str) -> Skill:
+        """A selected skill, recorded as read by the model; ``skill_not_selected``
+        otherwise."""
+        ...
+
+
+@attrs.frozen(kw_only=True)
+class ToolContext:
+    """What a handler and ``describe_effects`` receive beside the arguments: the session's
+    working directory, the call's id, identity and result cap, its cancellation signal, and
+    the agent's variables (a :class:`VarReader`) and skills (a :class:`SkillReader`), or
+    None where the caller has none (a dispatcher built without them)."""
+
+    cwd: str
+    tool_call_id: str
+    identity: str
+    max_output_bytes: int
+    signal: CancellationSignal
+    vars: VarReader | None = None
+    skills: SkillReader | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Verdict:
+    """A decision about one call, with the reason the model reads on a deny."""
+
+    decision: Decision = attrs.field(validator=attrs.validators.in_(("allow", "ask", "deny")))
+    reason: str | None = None
+
+    def tighter_than(self, other: Verdict) -> bool:
+        """Whether this verdict is stricter than ``other`` (allow < ask < deny)."""
+        return _SEVERITY[self.decision] > _SEVERITY[other.decision]
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalRequest:
+    """What the approval callback receives (spec 000, "Approval").
+
+    ``arguments`` and ``effects`` are the frozen values the handler will see; show the
+    effects apart from the raw arguments. Approving changes neither.
+    """
+
+    identity: str
+    name: str
+    arguments: Mapping[str, Any]
+    effects: Any
+    tool_call_id: str
+    signal: CancellationSignal
+    reason: str | None = None
+
+
+ApprovalCallback = Callable[[ApprovalRequest], Awaitable[bool]]
+
+
+@attrs.frozen(kw_only=True)
+class CallInfo:
+    """One call as hooks see it: the frozen arguments and effects, never a copy to edit.
+
+    :meth:`payload` gives the JSON form of spec 000, "Hook payloads".
+    """
+
+    identity: str
+    name: str
+    tool_call_id: str
+    arguments: Mapping[str, Any]
+    effects: Any
+    has_effects: bool
+    source: Source = "model"
+
+    def payload(self) -> dict[str, Any]:
+        """``{protocol_version, tool: {identity, name, tool_call_id, arguments, effects?,
+        source}}`` as a detached JSON value."""
+        tool: dict[str, Any] = {
+            "identity": self.identity,
+            "name": self.name,
+            "tool_call_id": self.tool_call_id,
+            "arguments": thaw(self.arguments),
+            "source": self.source,
+        }
+        if self.has_effects:
+            tool["effects"] = thaw(self.effects)
+        return {"protocol_version": HOOK_PROTOCOL_VERSION, "tool": tool}
+
+
+CheckAnswer: TypeAlias = Verdict | Awaitable[Verdict | None] | None
+"""What a ``raw_tool_check`` hook returns: a verdict, an awaitable of one (or of None), or
+None to pass."""
+
+CallNext: TypeAlias = Callable[[], Awaitable[Any]]
+"""What a middleware calls to run the rest of the chain (the next middleware, finally the
+handler); it takes no arguments, so a middleware cannot change them. It returns the
+handler's result, which is whatever the handler returned (a content dict, text, a
+:class:`raw_core.tools.results.ToolResult`...)."""
+
+Middleware: TypeAlias = Callable[[CallInfo, CallNext], Awaitable[Any]]
+"""What a ``raw_tool_call`` hook returns: an async function ``(call, call_next) -> result``
+composed around the handler."""

@@ -1,0 +1,396 @@
+"""An agent's ``tools.rules``, bound to its selected tools: verdicts, exposure, explain, lint.
+
+The rules (spec 001, "Control tools with rules"; design.md, "Decisions"):
+
+1. ``match`` is a glob over the full identity: ``*`` any run of characters (``/``
+   included), ``?`` one character, nothing else special.
+2. Rules apply in order and the last matching rule wins; a rule with ``when`` matches only
+   when its predicate matches the call. No matching rule: allow.
+3. A selected tool whose last matching rule is an unconditional deny is not exposed: the
+   model never receives its schema, and a direct call is ``tool_not_exposed``. (This is
+   "its last matching unconditional rule is deny and no later conditional rule matches
+   its identity".) Any other tool is exposed and each call is decided by all the rules.
+
+:meth:`Policy.bind` does all the work that does not depend on a call, when the config is
+loaded: it compiles every glob and regex, binds every predicate to every selected tool its
+glob matches (a predicate that cannot be bound is a ``config_invalid`` naming the rule and
+the tool), and keeps per tool only the rules that can decide its calls, last first.
+:meth:`Policy.decide` is then pure, synchronous and does no I/O and no parsing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import attrs
+
+from raw_core.config import Effect, Rule
+from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
+from raw_core.policy._glob import Glob
+from raw_core.policy.predicate import (
+    BoundPredicate,
+    PredicateError,
+    PreparedPredicate,
+    ToolShape,
+    prepare_predicate,
+)
+
+if TYPE_CHECKING:
+    from raw_core.tools.loader import LoadedTool
+
+__all__ = [
+    "Decision",
+    "Explanation",
+    "LintFinding",
+    "Policy",
+    "RuleExplanation",
+]
+
+
+@attrs.frozen(kw_only=True)
+class Decision:
+    """The verdict for one call and the index of the rule that decided it (``None``: no
+    rule matched, so the call is allowed)."""
+
+    verdict: Effect
+    rule: int | None
+
+
+_ALLOW: Final = Decision(verdict="allow", rule=None)
+
+
+@attrs.frozen(kw_only=True)
+class RuleExplanation:
+    """One rule, as :meth:`Policy.explain` saw it for one call."""
+
+    index: int
+    match: str
+    effect: Effect
+    matched: bool
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{index, match, effect, matched, why}``."""
+        return {
+            "index": self.index,
+            "match": self.match,
+            "effect": self.effect,
+            "matched": self.matched,
+            "why": self.why,
+        }
+
+
+@attrs.frozen(kw_only=True)
+class Explanation:
+    """Every rule matched or not, and why; the verdict and the rule that decided it."""
+
+    identity: str
+    exposed: bool
+    rules: tuple[RuleExplanation, ...]
+    verdict: Effect
+    decided_by: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{identity, exposed, rules, verdict, decided_by}``."""
+        return {
+            "identity": self.identity,
+            "exposed": self.exposed,
+            "rules": [rule.to_dict() for rule in self.rules],
+            "verdict": self.verdict,
+            "decided_by": self.decided_by,
+        }
+
+
+@attrs.frozen(kw_only=True)
+class LintFinding:
+    """A rule that cannot do what it seems to.
+
+    ``kind`` is ``matches_nothing`` (its glob matches no selected tool) or
+    ``never_decides`` (every selected tool it matches is also matched by a later
+    unconditional rule, which always decides first; ``shadowed_by`` lists those rules).
+    """
+
+    kind: Literal["matches_nothing", "never_decides"]
+    rule: int
+    match: str
+    effect: Effect
+    message: str
+    tools: tuple[str, ...] = ()
+    shadowed_by: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "kind": self.kind,
+            "rule": self.rule,
+            "match": self.match,
+            "effect": self.effect,
+            "message": self.message,
+            "tools": list(self.tools),
+            "shadowed_by": list(self.shadowed_by),
+        }
+
+
+class _Step:
+    """One rule in a tool's decision chain: the decision it gives when it matches, and its
+    predicate's accessor (``None`` for an unconditional rule)."""
+
+    __slots__ = ("decision", "on_effects", "predicate", "test")
+
+    def __init__(self, decision: Decision, predicate: BoundPredicate | None) -> None:
+        self.decision = decision
+        self.predicate = predicate
+        self.test = predicate.accessor if predicate is not None else None
+        self.on_effects = predicate is not None and predicate.source == "effects"
+
+
+def _rule_label(index: int, rule: Rule) -> str:
+    return f"rule {index} (match {rule.match!r}, effect {rule.effect!r})"
+
+
+class Policy:
+    """Rules bound to a set of selected tools. Build one with :meth:`bind`."""
+
+    __slots__ = (
+        "_bound",
+        "_chains",
+        "_hidden",
+        "_matching",
+        "_rule_tools",
+        "_rules",
+    )
+
+    def __init__(
+        self,
+        *,
+        rules: tuple[Rule, ...],
+        matching: Mapping[str, tuple[int, ...]],
+        bound: Mapping[tuple[int, str], BoundPredicate],
+    ) -> None:
+        self._rules = rules
+        self._matching = dict(matching)
+        self._bound = dict(bound)
+        self._rule_tools = tuple(
+            tuple(identity for identity, indexes in matching.items() if index in indexes)
+            for index in range(len(rules))
+        )
+        decisions = [Decision(verdict=rule.effect, rule=i) for i, rule in enumerate(rules)]
+        self._chains: dict[str, tuple[_Step, ...]] = {}
+        self._hidden: dict[str, int] = {}
+        for identity, indexes in self._matching.items():
+            chain: list[_Step] = []
+            for index in reversed(indexes):
+                predicate = self._bound.get((index, identity))
+                chain.append(_Step(decisions[index], predicate))
+                if predicate is None:
+                    break  # an unconditional rule: nothing before it can decide
+            self._chains[identity] = tuple(chain)
+            if chain and chain[0].predicate is None and chain[0].decision.verdict == "deny":
+                self._hidden[identity] = indexes[-1]
+
+    @classmethod
+    def bind(
+        cls,
+        rules: Sequence[Rule],
+        tools: Iterable[ToolShape | LoadedTool],
+        *,
+        field: str = "$.tools.rules",
+    ) -> Policy:
+        """Bind ``rules`` to the selected ``tools``.
+
+        Raises :class:`~raw_core.errors.ConfigInvalid` with ``field`` (the rule's JSON
+        path, down to ``when.regex``, ``when.source`` or ``when.any``), ``rule`` (its
+        index) and, when the fault shows against one tool, ``tool`` (its identity).
+        """
+        shapes = [t if isinstance(t, ToolShape) else ToolShape.of(t) for t in tools]
+        rules = tuple(rules)
+        globs = [Glob(rule.match) for rule in rules]
+        prepared: dict[int, PreparedPredicate] = {}
+        for index, rule in enumerate(rules):
+            if rule.when is not None:
+                try:
+                    prepared[index] = prepare_predicate(rule.when)
+                except PredicateError as exc:
+                    raise ConfigInvalid(
+                        f"{_rule_label(index, rule)}: when.{exc.key}: {exc.message}",
+                        field=f"{field}[{index}].when.{exc.key}",
+                        rule=index,
+                    ) from None
+        matching: dict[str, tuple[int, ...]] = {}
+        bound: dict[tuple[int, str], BoundPredicate] = {}
+        for shape in shapes:
+            indexes = tuple(i for i, glob in enumerate(globs) if glob.matches(shape.identity))
+            matching[shape.identity] = indexes
+            for index in indexes:
+                predicate = prepared.get(index)
+                if predicate is None:
+                    continue
+                try:
+                    bound[index, shape.identity] = predicate.bind(shape)
+                except PredicateError as exc:
+                    raise ConfigInvalid(
+                        f"{_rule_label(index, rules[index])} matches {shape.identity}, and"
+                        f" when.{exc.key} does not fit it: {exc.message}",
+                        field=f"{field}[{index}].when.{exc.key}",
+                        rule=index,
+                        tool=shape.identity,
+                    ) from None
+        return cls(rules=rules, matching=matching, bound=bound)
+
+    # --- what the rules are bound to ------------------------------------------------------
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The rules, in config order."""
+        return self._rules
+
+    @property
+    def identities(self) -> tuple[str, ...]:
+        """The tools the rules are bound to, in the order given to :meth:`bind`."""
+        return tuple(self._matching)
+
+    @property
+    def hidden(self) -> Mapping[str, int]:
+        """Hidden (not exposed) tools → the index of the unconditional deny that hides them."""
+        return dict(self._hidden)
+
+    def matching_rules(self, identity: str) -> tuple[int, ...]:
+        """Indexes of the rules whose glob matches ``identity``, in config order."""
+        return self._matching_for(identity)
+
+    def predicate(self, rule: int, identity: str) -> BoundPredicate | None:
+        """Rule ``rule``'s predicate as bound to ``identity`` (``None`` when unconditional)."""
+        return self._bound.get((rule, identity))
+
+    def _matching_for(self, identity: str) -> tuple[int, ...]:
+        indexes = self._matching.get(identity)
+        if indexes is None:
+            raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
+        return indexes
+
+    # --- exposure ---------------------------------------------------------------------
+
+    def is_exposed(self, identity: str) -> bool:
+        """Whether the model receives the tool's schema (``False`` for unknown tools too)."""
+        return identity in self._matching and identity not in self._hidden
+
+    def check_exposed(self, identity: str) -> None:
+        """Dispatch step 1: raise ``tool_not_exposed`` for a hidden tool, ``tool_unknown``
+        for one that is not selected."""
+        self._matching_for(identity)
+        rule = self._hidden.get(identity)
+        if rule is not None:
+            raise ToolNotExposed(
+                f"{identity} is denied by the agent's rules and is not offered to the model",
+                tool=identity,
+                rule=rule,
+            )
+
+    # --- per call ----------------------------------------------------------------------
+
+    def decide(self, identity: str, arguments: Any, effects: Any = None) -> Decision:
+        """The verdict for one call of ``identity`` with its validated ``arguments`` and
+        ``effects`` (``None`` when the tool declares none): the last matching rule wins.
+
+        Pure and synchronous; walks only the rules that can decide this tool's calls, from
+        the last backwards. Raises ``tool_unknown`` for a tool the rules are not bound to.
+        """
+        chain = self._chains.get(identity)
+        if chain is None:
+            raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
+        for step in chain:
+            test = step.test
+            if test is None or test(effects if step.on_effects else arguments):
+                return step.decision
+        return _ALLOW
+
+    def explain(self, identity: str, arguments: Any, effects: Any = None) -> Explanation:
+        """Every rule, matched or not and why, for one call; the verdict and deciding rule."""
+        matching = set(self._matching_for(identity))
+        entries: list[tuple[int, Rule, bool, str]] = []
+        for index, rule in enumerate(self._rules):
+            if index not in matching:
+                entries.append(
+                    (index, rule, False, f"glob {rule.match!r} does not match {identity}")
+                )
+                continue
+            predicate = self._bound.get((index, identity))
+            if predicate is None:
+                entries.append((index, rule, True, f"glob matches {identity}; no condition"))
+                continue
+            value = arguments if predicate.source == "arguments" else effects
+            outcome = predicate.explain(value)
+            entries.append((index, rule, outcome.matched, f"glob matches; when: {outcome.why}"))
+        decided_by: int | None = None
+        for index, _rule, matched, _why in reversed(entries):
+            if matched:
+                decided_by = index
+                break
+        verdict: Effect = "allow" if decided_by is None else self._rules[decided_by].effect
+        explained: list[RuleExplanation] = []
+        for index, rule, matched, why in entries:
+            if matched and decided_by is not None and index < decided_by:
+                why += f"; a later matching rule ({decided_by}) decides"
+            elif matched and index == decided_by:
+                why += "; the last matching rule: it decides"
+            explained.append(
+                RuleExplanation(
+                    index=index, match=rule.match, effect=rule.effect, matched=matched, why=why
+                )
+            )
+        return Explanation(
+            identity=identity,
+            exposed=self.is_exposed(identity),
+            rules=tuple(explained),
+            verdict=verdict,
+            decided_by=decided_by,
+        )
+
+    # --- lint --------------------------------------------------------------------------
+
+    def lint(self) -> tuple[LintFinding, ...]:
+        """Rules whose glob matches no selected tool, and rules that can never decide
+        because, for every selected tool they match, a later unconditional rule matches
+        it too. In rule order."""
+        findings: list[LintFinding] = []
+        selected = ", ".join(self._matching) or "none"
+        for index, rule in enumerate(self._rules):
+            tools = self._rule_tools[index]
+            if not tools:
+                findings.append(
+                    LintFinding(
+                        kind="matches_nothing",
+                        rule=index,
+                        match=rule.match,
+                        effect=rule.effect,
+                        message=f"{_rule_label(index, rule)} matches no selected tool"
+                        f" (selected: {selected})",
+                    )
+                )
+                continue
+            shadows: list[int] = []
+            for identity in tools:
+                later = [
+                    i for i in self._matching[identity] if i > index and self._rules[i].when is None
+                ]
+                if not later:
+                    break
+                shadows.append(later[0])
+            else:
+                by = sorted(set(shadows))
+                names = ", ".join(str(i) for i in by)
+                findings.append(
+                    LintFinding(
+                        kind="never_decides",
+                        rule=index,
+                        match=rule.match,
+                        effect=rule.effect,
+                        message=f"{_rule_label(index, rule)} never decides: every selected"
+                        f" tool it matches ({', '.join(tools)}) is matched by a later"
+                        f" unconditional rule (rule{'s' if len(by) > 1 else ''} {names})",
+                        tools=tools,
+                        shadowed_by=tuple(by),
+                    )
+                )
+        return tuple(findings)

@@ -1,0 +1,164 @@
+"""The runtime: the agent loop, its events, model providers, approvals and the front-end
+protocol.
+
+Public names are imported lazily (PEP 562): importing the package imports none of
+its modules, so a module of it can be imported without the others.
+
+Names two of its modules define (TextDelta) are not
+re-exported: import them from their module.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raw_core.runtime.approvals import (
+        ApprovalBroker,
+    )
+    from raw_core.runtime.events import (
+        ApprovalAnswered,
+        ApprovalRequested,
+        AssistantCommitted,
+        LoopEvent,
+        RuntimeChanged,
+        ToolCallFinished,
+        ToolCallStarted,
+        TurnEnded,
+        TurnStarted,
+        Usage,
+    )
+    from raw_core.runtime.frontend import (
+        BaseFrontEnd,
+        CallbackFrontEnd,
+        FrontEnd,
+    )
+    from raw_core.runtime.loop import (
+        Runtime,
+        Session,
+        VarResolver,
+    )
+    from raw_core.runtime.models import (
+        CredentialStatus,
+        credential_status,
+        make_provider,
+        resolve_credential,
+    )
+    from raw_core.runtime.provider import (
+        ModelRequest,
+        ModelTool,
+        PartEvent,
+        Provider,
+        ProviderEvent,
+        ProviderFactory,
+        ProviderRecord,
+        StopEvent,
+        ToolCallDelta,
+        ToolCallEnd,
+        ToolCallStart,
+        UsageEvent,
+        prompt_cache_key,
+    )
+    from raw_core.runtime.scripted import (
+        ReplayProvider,
+        Reply,
+        ScriptedProvider,
+        replay_provider_record,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "ApprovalAnswered": "raw_core.runtime.events",
+    "ApprovalBroker": "raw_core.runtime.approvals",
+    "ApprovalRequested": "raw_core.runtime.events",
+    "AssistantCommitted": "raw_core.runtime.events",
+    "BaseFrontEnd": "raw_core.runtime.frontend",
+    "CallbackFrontEnd": "raw_core.runtime.frontend",
+    "CredentialStatus": "raw_core.runtime.models",
+    "FrontEnd": "raw_core.runtime.frontend",
+    "LoopEvent": "raw_core.runtime.events",
+    "ModelRequest": "raw_core.runtime.provider",
+    "ModelTool": "raw_core.runtime.provider",
+    "PartEvent": "raw_core.runtime.provider",
+    "Provider": "raw_core.runtime.provider",
+    "ProviderEvent": "raw_core.runtime.provider",
+    "ProviderFactory": "raw_core.runtime.provider",
+    "ProviderRecord": "raw_core.runtime.provider",
+    "ReplayProvider": "raw_core.runtime.scripted",
+    "Reply": "raw_core.runtime.scripted",
+    "Runtime": "raw_core.runtime.loop",
+    "RuntimeChanged": "raw_core.runtime.events",
+    "ScriptedProvider": "raw_core.runtime.scripted",
+    "Session": "raw_core.runtime.loop",
+    "StopEvent": "raw_core.runtime.provider",
+    "ToolCallDelta": "raw_core.runtime.provider",
+    "ToolCallEnd": "raw_core.runtime.provider",
+    "ToolCallFinished": "raw_core.runtime.events",
+    "ToolCallStart": "raw_core.runtime.provider",
+    "ToolCallStarted": "raw_core.runtime.events",
+    "TurnEnded": "raw_core.runtime.events",
+    "TurnStarted": "raw_core.runtime.events",
+    "Usage": "raw_core.runtime.events",
+    "UsageEvent": "raw_core.runtime.provider",
+    "VarResolver": "raw_core.runtime.loop",
+    "credential_status": "raw_core.runtime.models",
+    "make_provider": "raw_core.runtime.models",
+    "prompt_cache_key": "raw_core.runtime.provider",
+    "replay_provider_record": "raw_core.runtime.scripted",
+    "resolve_credential": "raw_core.runtime.models",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "ApprovalAnswered",
+    "ApprovalBroker",
+    "ApprovalRequested",
+    "AssistantCommitted",
+    "BaseFrontEnd",
+    "CallbackFrontEnd",
+    "CredentialStatus",
+    "FrontEnd",
+    "LoopEvent",
+    "ModelRequest",
+    "ModelTool",
+    "PartEvent",
+    "Provider",
+    "ProviderEvent",
+    "ProviderFactory",
+    "ProviderRecord",
+    "ReplayProvider",
+    "Reply",
+    "Runtime",
+    "RuntimeChanged",
+    "ScriptedProvider",
+    "Session",
+    "StopEvent",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallFinished",
+    "ToolCallStart",
+    "ToolCallStarted",
+    "TurnEnded",
+    "TurnStarted",
+    "Usage",
+    "UsageEvent",
+    "VarResolver",
+    "credential_status",
+    "make_provider",
+    "prompt_cache_key",
+    "replay_provider_record",
+    "resolve_credential",
+]

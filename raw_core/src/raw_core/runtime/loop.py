@@ -1,0 +1,795 @@
+"""The agent loop: a model, an agent's tools and a session store, turned into an agent.
+
+A turn (spec 004, "The turn") starts with one user message and makes at most ``max_steps``
+inference requests. Text streams as it arrives; an assistant message is committed only when
+its stream has finished; a message with tool calls is committed whole before any call runs;
+the calls run in the order the model listed them, each through the dispatch pipeline, and
+each result is committed before the next request. The turn stops when the model answers
+without a tool call, when ``max_steps`` is reached (a call asked for in the last permitted
+request is recorded as ``max_steps`` and never runs), when a request fails, or when the turn
+is cancelled (finished results are kept; every unfinished call gets a ``cancelled`` result).
+Every turn emits exactly one :class:`~raw_core.runtime.events.TurnEnded`.
+
+Front ends use it through the session service (:class:`raw_core.app.App`), which builds
+the :class:`Runtime` from a config; an embedding app may also build one itself::
+
+    runtime = Runtime(backend, host=host)
+    async with runtime.open_session(agent, provider, front_end=front_end) as session:
+        ended = await session.run_turn("Fix the failing test")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import time
+import types
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import attrs
+
+from raw_core.agent import Agent
+from raw_core.agent.skills import SkillService
+from raw_core.dispatch import Dispatcher
+from raw_core.dispatch.calls import ApprovalCallback, CancellationSignal
+from raw_core.dispatch.calls import ToolCall as DispatchCall
+from raw_core.errors import (
+    Cancelled,
+    InternalError,
+    MaxStepsReached,
+    ProviderError,
+    ProviderFailed,
+    RawError,
+    TurnInProgress,
+)
+from raw_core.frozen import thaw
+from raw_core.plugins import PluginHost
+from raw_core.plugins.hooks import model_definitions
+from raw_core.runtime.approvals import ApprovalBroker
+from raw_core.runtime.events import (
+    AssistantCommitted,
+    LoopEvent,
+    RuntimeChanged,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEnded,
+    TurnStarted,
+    Usage,
+)
+from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
+from raw_core.runtime.provider import (
+    ModelRequest,
+    ModelTool,
+    PartEvent,
+    Provider,
+    StopEvent,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+    prompt_cache_key,
+)
+from raw_core.runtime.provider import TextDelta as ProviderText
+from raw_core.sessions.backend import SessionBackend, SessionState, SessionWriter
+from raw_core.sessions.sqlite import (
+    AssistantMessage,
+    ImageBlock,
+    JsonBlock,
+    Message,
+    ProviderPart,
+    TextBlock,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    VarPlaceholder,
+    tool_output_for,
+)
+from raw_core.tools.results import ToolResult
+
+__all__ = ["Runtime", "Session", "VarResolver"]
+
+logger = logging.getLogger("raw_core.runtime.loop")
+
+VarResolver = Callable[[str], str]
+"""Gives a variable's value by name when a request is built (values never reach the store).
+By default the agent's :class:`~raw_core.agent.variables.VarService` reads it."""
+
+YIELD_EVERY = 0.002
+"""Seconds a turn may run without giving the event loop to other tasks (see _steps)."""
+
+_INTERRUPTED = (
+    "raw stopped before this call finished (the process ended during the turn);"
+    " it may or may not have run"
+)
+
+
+def _result_message(call_id: str, result: ToolResult) -> ToolResultMessage:
+    blocks: list[Any] = []
+    for block in result.content:
+        kind = block["type"]
+        if kind == "text":
+            blocks.append(TextBlock(text=block["text"]))
+        elif kind == "json":
+            blocks.append(JsonBlock(json_text=json.dumps(thaw(block["json"]), ensure_ascii=False)))
+        elif kind == "image":
+            blocks.append(ImageBlock(media_type=block["media_type"], data=block["data"]))
+        elif kind == "var":
+            blocks.append(VarPlaceholder(name=block["name"]))
+    return ToolResultMessage(
+        tool_call_id=call_id,
+        status=result.status,
+        error_code=result.code if result.is_error else None,
+        content=tuple(blocks),
+    )
+
+
+def _error_message(call_id: str, code: str, text: str) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=call_id,
+        status="error",
+        error_code=code,
+        content=(TextBlock(text=f"error [{code}]: {text}"),),
+    )
+
+
+def _absolute(path: str | os.PathLike[str] | None) -> str | None:
+    """``path`` made absolute (against the current directory), or None."""
+    return os.path.abspath(path) if path is not None else None
+
+
+def _ignore(event: LoopEvent) -> None:
+    """The emitter outside a turn."""
+
+
+def _cancelled(signal: CancellationSignal) -> bool:
+    return signal.cancelled
+
+
+def _has_placeholder(messages: Sequence[Message]) -> bool:
+    return any(
+        isinstance(m, ToolResultMessage) and any(isinstance(b, VarPlaceholder) for b in m.content)
+        for m in messages
+    )
+
+
+def _tool_digest(tool: ModelTool) -> str:
+    text = json.dumps([tool.description, tool.input_schema], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@attrs.define
+class _Draft:
+    """The assistant message being streamed; committed only when the stream completes."""
+
+    text: list[str] = attrs.Factory(list)
+    calls: dict[int, list[Any]] = attrs.Factory(dict)  # index -> [id, name, [args], ended]
+    parts: list[ProviderPart] = attrs.Factory(list)
+    stop: str | None = None
+
+    def message(self, step: int) -> AssistantMessage:
+        if self.stop is None:
+            raise ProviderFailed("the response stream ended without a stop reason")
+        calls = []
+        for index in sorted(self.calls):
+            call_id, name, pieces, ended = self.calls[index]
+            if not ended:
+                raise ProviderFailed(f"tool call {index} ({name}) never ended")
+            calls.append(
+                ToolCall(id=call_id or f"call_{step}_{index}", name=name, arguments="".join(pieces))
+            )
+        return AssistantMessage(
+            text="".join(self.text), tool_calls=tuple(calls), provider_parts=tuple(self.parts)
+        )
+
+
+class Session:
+    """One open session of one agent: runs one turn at a time. Made by
+    :meth:`Runtime.open_session`, which holds the session's write lock."""
+
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        provider: Provider,
+        writer: SessionWriter,
+        dispatcher: Dispatcher,
+        host: PluginHost | None,
+        tools: Sequence[ModelTool],
+        resolve_var: VarResolver | None,
+        skills: SkillService,
+        front_end: FrontEnd,
+    ) -> None:
+        self.agent = agent
+        self.provider = provider
+        self.dispatcher = dispatcher
+        self.front_end = front_end
+        self._writer = writer
+        self._host = host
+        self._tools = tuple(tools)
+        self._cache_key = prompt_cache_key(agent.config.system, self._tools)
+        self._resolve_var = resolve_var if resolve_var is not None else agent.vars.read
+        self._skills = skills
+        self._lock = anyio.Lock()
+        self._signal: CancellationSignal | None = None
+        self._turn_scope: anyio.CancelScope | None = None  # the running turn's (see _turn)
+        self._pending_change: RuntimeChanged | None = None
+        self._listening = True
+        self._context: list[Message] = []
+        self._has_placeholders = False
+        self._saved_seen: dict[str, str] = {}
+        self._tools_state: dict[str, Any] | None = None
+        self._state = SessionState()
+        self._emit: Callable[[LoopEvent], None] = _ignore
+        self._pending_calls: list[ToolCall] = []
+        self._running_call: str | None = None  # the id of the call being dispatched
+        self._steps_taken = 0
+
+    @property
+    def id(self) -> str:
+        """The session's stable id (the same in every front end)."""
+        return self._writer.session_id
+
+    @property
+    def cache_key(self) -> str:
+        """The prompt-cache key requests carry: a hash of the system prompt and tools."""
+        return self._cache_key
+
+    @property
+    def tools(self) -> tuple[ModelTool, ...]:
+        """What the model receives of the tools, in ``tools.use`` order."""
+        return self._tools
+
+    # --- opening -------------------------------------------------------------------------
+
+    async def _commit(self, messages: Sequence[Message], display: Sequence[Any] = ()) -> None:
+        """Append ``messages`` to both streams of the session (and ``display``, display-only
+        entries, to its display history) in one transaction, and the messages to the
+        in-memory copy of the context (this session holds the write lock, so the copy
+        cannot go stale)."""
+        await self._writer.append([*messages, *display] if display else messages)
+        self._context.extend(messages)
+        self._has_placeholders = self._has_placeholders or _has_placeholder(messages)
+
+    async def _prepare(self) -> None:
+        """Repair an interrupted turn, and compare the tools with the ones last used."""
+        context = await self._writer.read_context()
+        self._context = list(context)
+        self._has_placeholders = _has_placeholder(context)
+        position = next(
+            (
+                i
+                for i in range(len(context) - 1, -1, -1)
+                if isinstance(context[i], AssistantMessage)
+            ),
+            None,
+        )
+        if position is not None:
+            last = context[position]
+            assert isinstance(last, AssistantMessage)
+            # Only results after the last assistant message answer it: an id may repeat an
+            # earlier turn's (providers that number calls per response do that).
+            answered = {
+                m.tool_call_id for m in context[position + 1 :] if isinstance(m, ToolResultMessage)
+            }
+            missing = [c for c in last.tool_calls if c.id not in answered]
+            if missing:
+                await self._commit(
+                    [_error_message(c.id, Cancelled.code, _INTERRUPTED) for c in missing]
+                )
+        state = self._state = await self._writer.state()
+        digests = {tool.name: _tool_digest(tool) for tool in self._tools}
+        before = dict(state.tool_digests) if state.tool_digests is not None else None
+        if isinstance(before, dict) and before != digests:
+            self._pending_change = RuntimeChanged(
+                session_id=self.id,
+                added=tuple(sorted(set(digests) - set(before))),
+                removed=tuple(sorted(set(before) - set(digests))),
+                changed=tuple(
+                    sorted(n for n in set(digests) & set(before) if digests[n] != before[n])
+                ),
+            )
+        self._skills.seen = dict(state.skills_seen)
+        self._saved_seen = dict(self._skills.seen)
+        # The new definitions are recorded when a turn starts and announces the change, so
+        # a session opened and closed without a turn still announces it next time.
+        self._tools_state = (
+            {"tool_digests": digests, "cache_key": self._cache_key}
+            if before != digests or state.cache_key != self._cache_key
+            else None
+        )
+
+    async def _set_state(self, **changes: Any) -> None:
+        state = attrs.evolve(self._state, **changes)
+        await self._writer.set_state(state)
+        self._state = state
+
+    async def _record_tools(self) -> None:
+        if self._tools_state is not None:
+            await self._set_state(**self._tools_state)
+            self._tools_state = None
+
+    async def _save_skills_seen(self) -> None:
+        """Record which skill texts the model has read, as soon as that changes (so a crash
+        later in the turn does not forget it)."""
+        if self._skills.seen != self._saved_seen:
+            await self._set_state(skills_seen=dict(self._skills.seen))
+            self._saved_seen = dict(self._skills.seen)
+
+    def _user_message(self, prompt: str) -> UserMessage:
+        """The turn's one user message; it starts with a notice when a skill the model read
+        has changed since (the prompt-cache key does not change for that)."""
+        changed = self._skills.changed_since_read()
+        if not changed:
+            return UserMessage.from_text(prompt)
+        names = ", ".join(skill.name for skill in changed)
+        notice = (
+            f"[raw] The text of the skill{'s' if len(changed) > 1 else ''} {names} changed"
+            " since you loaded it. Load it again with load_skill before relying on it."
+        )
+        for skill in changed:
+            self._skills.seen[skill.name] = skill.digest
+        return UserMessage(content=(TextBlock(text=notice), TextBlock(text=prompt)))
+
+    # --- a turn --------------------------------------------------------------------------
+
+    def emit_event(self, event: LoopEvent) -> None:
+        """Give ``event`` to the running turn's listeners (ignored outside a turn)."""
+        self._emit(event)
+
+    def cancel(self, reason: str = "cancelled by the user") -> None:
+        """Cancel the running turn, if any (from the event loop's thread)."""
+        if self._signal is not None:
+            self._signal.cancel(reason)
+
+    async def run_turn(
+        self,
+        prompt: str,
+        *,
+        on_event: Callable[[LoopEvent], Any] | None = None,
+        signal: CancellationSignal | None = None,
+    ) -> TurnEnded:
+        """Run one turn; ``on_event`` (by default the front end's) receives each event
+        (its failures are logged, not raised). Returns the terminal event. ``signal`` lets
+        the caller cancel the turn (:meth:`cancel` does too). Raises
+        ``turn_in_progress`` when a turn is already running in this session."""
+        if self._lock.locked():
+            raise TurnInProgress(f"session {self.id} is running a turn", session_id=self.id)
+        async with self._lock:
+            signal = signal if signal is not None else CancellationSignal()
+            self._signal = signal
+            try:
+                return await self._turn(prompt, signal, self._emitter(on_event))
+            finally:
+                self._signal = None
+
+    @asynccontextmanager
+    async def stream_turn(self, prompt: str) -> AsyncIterator[AsyncIterator[LoopEvent]]:
+        """Run one turn and iterate over its events::
+
+            async with session.stream_turn("hi") as events:
+                async for event in events:
+                    ...
+
+        The turn runs in a task of this block; leaving the block early cancels it (calls
+        that finished keep their results, the others are recorded as cancelled).
+        """
+        if self._lock.locked():
+            raise TurnInProgress(f"session {self.id} is running a turn", session_id=self.id)
+        send, receive = anyio.create_memory_object_stream[LoopEvent](float("inf"))
+        signal = CancellationSignal()
+
+        def deliver(event: LoopEvent) -> None:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                send.send_nowait(event)
+
+        async with anyio.create_task_group() as group:
+
+            async def run() -> None:
+                with send:
+                    await self.run_turn(prompt, on_event=deliver, signal=signal)
+
+            group.start_soon(run)
+            try:
+                with receive:
+                    yield receive
+            finally:
+                signal.cancel("the event stream was closed")
+
+    def _emitter(self, on_event: Callable[[LoopEvent], Any] | None) -> Callable[[LoopEvent], None]:
+        hooks = self._host.hook.raw_session_event.get_hookimpls() if self._host is not None else []
+        if on_event is None and getattr(self.front_end, "wants_events", True):
+            on_event = self.front_end.on_event
+        # With nobody listening, the events of each step (deltas, calls, results) are not
+        # built at all; the terminal event is still returned by run_turn.
+        self._listening = on_event is not None or bool(hooks)
+
+        def emit(event: LoopEvent) -> None:
+            if on_event is not None:
+                try:
+                    on_event(event)
+                except Exception:
+                    logger.exception("an event renderer failed; the turn goes on")
+            for impl in hooks:
+                try:
+                    impl.function(**{n: event.to_dict() for n in impl.argnames})
+                except Exception:
+                    logger.exception("raw_session_event of plug-in %r failed", impl.plugin_name)
+
+        self._emit = emit
+        return emit
+
+    async def _turn(
+        self, prompt: str, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
+    ) -> TurnEnded:
+        emit(TurnStarted(session_id=self.id, prompt=prompt))
+        if self._pending_change is not None:
+            emit(self._pending_change)
+            self._pending_change = None
+        end: TurnEnded
+        if _cancelled(signal):  # cancelled before it began: nothing is committed
+            end = TurnEnded(reason="cancelled", steps=0)
+            emit(end)
+            return end
+        # One cancel scope for the whole turn, tied to the signal only while a request
+        # streams (see _request): the signal firing then ends the turn here. During a call
+        # it is not tied, so the dispatcher's own scope ends the call, with its result.
+        with anyio.CancelScope() as scope:
+            self._turn_scope = scope
+            try:
+                end = await self._steps(prompt, signal, emit)
+            except BaseException:
+                # Cancelled by the signal during a request, or from outside (a cancel scope,
+                # a task group, Ctrl-C): record the calls that have no result yet and end
+                # the turn properly, then let the cancellation go on (this turn's own scope
+                # stops the signal's). The records are written shielded from the
+                # cancellation, so they are written whole.
+                end = TurnEnded(reason="cancelled", steps=self._steps_taken)
+                with anyio.CancelScope(shield=True), contextlib.suppress(RawError):
+                    await self._cancel_rest(self._pending_calls)
+                    await self._save_skills_seen()
+                    await self._writer.end_turn()
+                emit(end)
+                raise
+        if scope.cancelled_caught:
+            return end
+        try:
+            await self._save_skills_seen()
+            await self._writer.end_turn()
+        except RawError as exc:
+            if end.error is None:
+                end = TurnEnded(reason="error", steps=end.steps, error=exc.to_dict())
+        emit(end)
+        return end
+
+    async def _steps(
+        self, prompt: str, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
+    ) -> TurnEnded:
+        """The requests and calls of one turn; the terminal event it ended with."""
+        steps = 0
+        self._steps_taken = 0
+        self._pending_calls = []
+        self._running_call = None
+        last_yield = time.perf_counter()
+        end: TurnEnded
+        try:
+            await self._commit([self._user_message(prompt)])
+            await self._record_tools()
+            while True:
+                if signal.cancelled:
+                    end = TurnEnded(reason="cancelled", steps=steps)
+                    break
+                steps += 1
+                self._steps_taken = steps
+                # A turn whose model and tools never wait (a scripted or in-process model)
+                # would hold up every other session for its whole length: it yields to the
+                # event loop once it has run for YIELD_EVERY seconds since it last did.
+                now = time.perf_counter()
+                if now - last_yield >= YIELD_EVERY:
+                    await anyio.lowlevel.checkpoint()
+                    last_yield = now
+                assistant = await self._request(steps, signal, emit)
+                await self._commit([assistant])
+                self._pending_calls = list(assistant.tool_calls)
+                if self._listening:
+                    emit(
+                        AssistantCommitted(
+                            text=assistant.text,
+                            step=steps,
+                            tool_calls=tuple(
+                                {"id": c.id, "name": c.name, "arguments": c.arguments}
+                                for c in assistant.tool_calls
+                            ),
+                        )
+                    )
+                if not assistant.tool_calls:
+                    end = TurnEnded(reason="completed", steps=steps)
+                    break
+                if steps >= self.agent.config.max_steps:
+                    await self._commit(
+                        [
+                            _error_message(
+                                c.id,
+                                MaxStepsReached.code,
+                                f"the turn reached max_steps ({steps}) before this call ran",
+                            )
+                            for c in assistant.tool_calls
+                        ]
+                    )
+                    self._pending_calls = []
+                    end = TurnEnded(reason="max_steps", steps=steps)
+                    break
+                if await self._run_calls(assistant.tool_calls, signal, emit):
+                    end = TurnEnded(reason="cancelled", steps=steps)
+                    break
+        except RawError as exc:
+            end = TurnEnded(reason="error", steps=steps, error=exc.to_dict())
+        except Exception as exc:  # a fault of raw or a plug-in: still one terminal event
+            logger.exception("the turn failed inside raw")
+            end = TurnEnded(
+                reason="error",
+                steps=steps,
+                error=InternalError(f"{type(exc).__name__}: {exc}").to_dict(),
+            )
+        return end
+
+    def _messages(self) -> tuple[Message, ...]:
+        context = tuple(self._context)
+        if not self._has_placeholders:
+            return context
+        return tuple(self._fill(m) if isinstance(m, ToolResultMessage) else m for m in context)
+
+    def _fill(self, message: ToolResultMessage) -> ToolResultMessage:
+        blocks: list[Any] = []
+        for block in message.content:
+            if isinstance(block, VarPlaceholder):
+                try:
+                    value = self._resolve_var(block.name)
+                except RawError as exc:
+                    value = f"[the value of {block.name} is not available: {exc.code}]"
+                blocks.append(TextBlock(text=value))
+            else:
+                blocks.append(block)
+        return attrs.evolve(message, content=tuple(blocks))
+
+    async def _request(
+        self, step: int, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
+    ) -> AssistantMessage:
+        """One inference request. The signal firing meanwhile cancels the turn's scope,
+        which ends the turn (the stream is closed on the way out)."""
+        request = ModelRequest(
+            system=self.agent.config.system,
+            tools=self._tools,
+            messages=self._messages(),
+            cache_key=self._cache_key,
+        )
+        draft = _Draft()
+        stream: Any = None
+        finished = False
+        turn_scope = self._turn_scope
+        assert turn_scope is not None  # a request runs inside _turn
+        signal.attach(turn_scope)
+        try:
+            stream = self.provider.stream(request)
+            async for event in stream:
+                self._take(draft, event, step, emit, self._listening)
+            finished = True
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise ProviderFailed(
+                f"the provider failed: {type(exc).__name__}: {exc}", provider=self.provider.name
+            ) from exc
+        finally:
+            signal.detach(turn_scope)
+            # A stream left midway (an error, a cancellation) must release what it holds,
+            # such as an HTTP response; an async generator that ran to its end is closed.
+            done = finished and isinstance(stream, types.AsyncGeneratorType)
+            close = None if done else getattr(stream, "aclose", None)
+            if close is not None:
+                with anyio.CancelScope(shield=True):
+                    await close()
+        return draft.message(step)
+
+    @staticmethod
+    def _take(
+        draft: _Draft, event: Any, step: int, emit: Callable[[LoopEvent], None], listening: bool
+    ) -> None:
+        if isinstance(event, ProviderText):
+            draft.text.append(event.text)
+            if listening:
+                emit(TextDelta(text=event.text, step=step))
+        elif isinstance(event, ToolCallStart):
+            draft.calls[event.index] = [event.id, event.name, [], False]
+        elif isinstance(event, ToolCallDelta):
+            if event.index not in draft.calls:
+                raise ProviderFailed(f"arguments for tool call {event.index}, which never started")
+            draft.calls[event.index][2].append(event.arguments)
+        elif isinstance(event, ToolCallEnd):
+            if event.index not in draft.calls:
+                raise ProviderFailed(f"tool call {event.index} ended but never started")
+            draft.calls[event.index][3] = True
+        elif isinstance(event, PartEvent):
+            draft.parts.append(event.part)
+        elif isinstance(event, UsageEvent) and listening:
+            emit(
+                Usage(
+                    input_tokens=event.input_tokens,
+                    output_tokens=event.output_tokens,
+                    cache_read_tokens=event.cache_read_tokens,
+                    cache_write_tokens=event.cache_write_tokens,
+                    step=step,
+                )
+            )
+        elif isinstance(event, StopEvent):
+            draft.stop = event.reason
+        elif not isinstance(event, UsageEvent):
+            raise ProviderFailed(f"unknown provider event {type(event).__name__}")
+
+    async def _run_calls(
+        self,
+        calls: Sequence[ToolCall],
+        signal: CancellationSignal,
+        emit: Callable[[LoopEvent], None],
+    ) -> bool:
+        """Run the calls in order; return whether the turn was cancelled."""
+        for index, call in enumerate(calls):
+            if signal.cancelled:
+                await self._cancel_rest(calls[index:])
+                return True
+            if self._listening:
+                emit(
+                    ToolCallStarted(tool_call_id=call.id, name=call.name, arguments=call.arguments)
+                )
+            self._running_call = call.id
+            result = await self.dispatcher.dispatch(
+                DispatchCall(id=call.id, name=call.name, arguments=call.arguments), signal=signal
+            )
+            # What the user saw, when the model received less: the uncapped output, kept in
+            # the display history only (the model context holds the capped copy).
+            display = (
+                (tool_output_for(call.id, thaw(result.full_content)),) if result.truncated else ()
+            )
+            await self._commit([_result_message(call.id, result)], display)
+            self._running_call = None
+            self._pending_calls = list(calls[index + 1 :])
+            if self._skills.seen != self._saved_seen:
+                await self._save_skills_seen()
+            if self._listening:
+                emit(
+                    ToolCallFinished(
+                        tool_call_id=call.id,
+                        name=call.name,
+                        status=result.status,
+                        code=result.code,
+                        effects=thaw(result.effects),
+                        content=tuple(thaw(result.content)),
+                        full_content=tuple(thaw(result.full_content)),
+                    )
+                )
+            if result.code == Cancelled.code:
+                await self._cancel_rest(calls[index + 1 :])
+                return True
+        return False
+
+    async def _cancel_rest(self, calls: Sequence[ToolCall]) -> None:
+        """Record a cancelled result for each call without one (the one running when the
+        turn was stopped from outside may have done part of its work)."""
+        self._pending_calls = []
+        running, self._running_call = self._running_call, None
+        if not calls:
+            return
+        await self._commit(
+            [
+                _error_message(
+                    c.id,
+                    Cancelled.code,
+                    "the turn was stopped while this call was under way; if its handler had"
+                    " started, it may have done part of its work"
+                    if c.id == running
+                    else "the turn was cancelled before this call ran",
+                )
+                for c in calls
+            ]
+        )
+
+
+class Runtime:
+    """Runs sessions: one session backend and one plug-in host, any number of sessions at
+    once (each session one turn at a time).
+
+    ``approval_wait``: when a session's front end cannot ask anybody, how many seconds an
+    approval request waits for another front end to answer it by id before it ends as
+    ``approval_unavailable`` (0, the default: at once, without storing a request).
+    """
+
+    def __init__(
+        self,
+        backend: SessionBackend,
+        *,
+        host: PluginHost | None = None,
+        approval_wait: float = 0.0,
+    ) -> None:
+        self.backend = backend
+        self.host = host
+        self.approval_wait = approval_wait
+
+    @asynccontextmanager
+    async def open_session(
+        self,
+        agent: Agent,
+        provider: Provider,
+        *,
+        front_end: FrontEnd | None = None,
+        session_id: str | None = None,
+        title: str = "",
+        cwd: str | os.PathLike[str] | None = None,
+        resolve_var: VarResolver | None = None,
+        max_output_bytes: int | None = None,
+        wait: float | None = None,
+    ) -> AsyncIterator[Session]:
+        """Start a session (``session_id`` None) or resume one, holding its write lock for
+        the block. Raises ``session_locked`` when another writer holds it, and
+        ``session_not_found`` for an unknown id.
+
+        ``front_end`` receives the events and approves calls (default: nobody, so an ask
+        ends as ``approval_unavailable``). ``cwd`` is where tools run: by default the
+        directory the session was started in (a resumed session keeps it), else the
+        current one.
+        """
+        front_end = front_end if front_end is not None else CallbackFrontEnd()
+        backend = self.backend
+        given_cwd = _absolute(cwd)
+        if session_id is None:
+            session_id = (await backend.create(title=title, cwd=given_cwd or _absolute("."))).id
+        async with backend.open_writer(session_id, wait=wait) as writer:
+            state = await writer.state()
+            session_cwd = given_cwd or state.cwd or _absolute(".")
+            if state.cwd != session_cwd:
+                state = attrs.evolve(state, cwd=session_cwd)
+                await writer.set_state(state)
+            broker: ApprovalCallback | None = None
+            if front_end.can_approve or self.approval_wait > 0:
+                broker = ApprovalBroker(
+                    session_id=session_id,
+                    writer=writer,
+                    backend=backend,
+                    front_end=front_end,
+                    wait=self.approval_wait,
+                )
+            skills = agent.skills.for_session()
+            dispatcher = Dispatcher.for_agent(
+                agent,
+                host=self.host,
+                approval=broker,
+                cwd=session_cwd,
+                max_output_bytes=max_output_bytes,
+                skills=skills,
+                hook_events=False,
+            )
+            tools = [
+                ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
+                for d in model_definitions(agent, self.host)
+            ]
+            session = Session(
+                agent=agent,
+                provider=provider,
+                writer=writer,
+                dispatcher=dispatcher,
+                host=self.host,
+                tools=tools,
+                resolve_var=resolve_var,
+                skills=skills,
+                front_end=front_end,
+            )
+            if isinstance(broker, ApprovalBroker):
+                broker.emit = session.emit_event
+            await session._prepare()
+            yield session

@@ -1,0 +1,173 @@
+"""The provider protocol: what the agent loop sends a model and the one stream it reads back.
+
+A :class:`ModelRequest` holds only what spec 004 ("What the model receives") allows: the
+system prompt, the selected tools' schemas and the conversation. Nothing of the config,
+logs, approval text or usage counters. A provider answers with an async iterator of
+:data:`ProviderEvent`: text deltas, tool calls (start, argument fragments, end), usage,
+opaque provider parts, one stop reason. A failed request raises a
+:class:`~raw_core.errors.ProviderError` (``auth_failed``, ``rate_limited``,
+``context_too_long``, ``provider_unavailable``, ``provider_error``) from the iterator; the
+loop ends the turn with its code. This module imports no SDK; adapters
+live in plug-ins (``raw_register_providers``), and :mod:`raw_core.runtime.scripted` ships two
+providers that need no network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import attrs
+
+from raw_core.sessions.messages import Message, ProviderPart
+
+if TYPE_CHECKING:
+    from raw_core.config import ModelConfig
+
+__all__ = [
+    "ModelRequest",
+    "ModelTool",
+    "PartEvent",
+    "Provider",
+    "ProviderEvent",
+    "ProviderFactory",
+    "ProviderRecord",
+    "StopEvent",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
+    "UsageEvent",
+    "prompt_cache_key",
+]
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
+
+
+@attrs.frozen(kw_only=True)
+class ModelTool:
+    """One tool as the model sees it: name, description, input schema. Never the identity."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ModelRequest:
+    """One inference request. ``cache_key`` is a hash of the system prompt and the tools
+    (see :func:`prompt_cache_key`), for providers that take a prompt-cache key."""
+
+    system: str | None
+    tools: tuple[ModelTool, ...]
+    messages: tuple[Message, ...]
+    cache_key: str
+
+
+# --- the event stream ------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class TextDelta:
+    """A fragment of the assistant's text, as it arrives."""
+
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallStart:
+    """The model starts tool call number ``index`` (0, 1, ...) with its id and name."""
+
+    index: int
+    id: str
+    name: str
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallDelta:
+    """A fragment of the JSON text of call ``index``'s arguments."""
+
+    index: int
+    arguments: str
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallEnd:
+    """Call ``index`` is complete."""
+
+    index: int
+
+
+@attrs.frozen(kw_only=True)
+class UsageEvent:
+    """Token counts of this request, as the provider reports them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class PartEvent:
+    """Data the provider needs back unchanged in later requests (a reasoning item, a
+    thinking signature); stored opaque beside the assistant message."""
+
+    part: ProviderPart
+
+
+@attrs.frozen(kw_only=True)
+class StopEvent:
+    """The response is complete; why it stopped."""
+
+    reason: StopReason
+
+
+ProviderEvent = (
+    TextDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | UsageEvent | PartEvent | StopEvent
+)
+
+
+class Provider(Protocol):
+    """A model. ``stream`` returns the events of one response; closing the iterator early
+    (``aclose``) must cancel the request."""
+
+    @property
+    def name(self) -> str: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]: ...
+
+
+class ProviderFactory(Protocol):
+    """What makes a provider: called as ``factory(model, api_key=...)`` with the model's
+    :class:`~raw_core.config.ModelConfig` and its resolved credential (None when the model
+    names none).
+
+    :func:`raw_core.runtime.models.make_provider` passes its extra keyword ``options`` on as well;
+    a factory that takes them declares ``**options`` (any plain function with this
+    signature, with or without them, is a factory).
+    """
+
+    def __call__(self, model: ModelConfig, /, *, api_key: str | None) -> Provider: ...
+
+
+@attrs.frozen(kw_only=True)
+class ProviderRecord:
+    """What ``raw_register_providers`` returns: a provider name and its factory."""
+
+    name: str
+    factory: ProviderFactory
+
+
+def prompt_cache_key(system: str | None, tools: Sequence[ModelTool]) -> str:
+    """A hash of the system prompt and the model-facing tool definitions: it changes only
+    when they change (design.md, "Decisions")."""
+    canonical = json.dumps(
+        {"system": system, "tools": [[t.name, t.description, t.input_schema] for t in tools]},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]

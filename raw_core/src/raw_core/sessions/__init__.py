@@ -1,0 +1,136 @@
+"""Sessions: the conversation's records, the session backend protocol, and raw's SQLite
+backend (``raw_core.sessions.sqlite``).
+
+Public names are imported lazily (PEP 562): importing the package imports none of
+its modules, so a module of it can be imported without the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raw_core.sessions.backend import (
+        MAX_TOOL_OUTPUT_BYTES,
+        ApprovalAnswer,
+        ApprovalEntry,
+        DisplayEntry,
+        DisplayItem,
+        DisplayPage,
+        ModelOnly,
+        PendingRequest,
+        RequestState,
+        SessionBackend,
+        SessionBackendRecord,
+        SessionInfo,
+        SessionState,
+        SessionWriter,
+        ToolOutput,
+        new_request_id,
+    )
+    from raw_core.sessions.messages import (
+        MESSAGE_FORMAT,
+        AssistantMessage,
+        ContentBlock,
+        ImageBlock,
+        JsonBlock,
+        Message,
+        ProviderPart,
+        TextBlock,
+        ToolCall,
+        ToolResultMessage,
+        UserBlock,
+        UserMessage,
+        VarPlaceholder,
+        dumps_message,
+        loads_message,
+        message_from_dict,
+        message_to_dict,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "ApprovalAnswer": "raw_core.sessions.backend",
+    "ApprovalEntry": "raw_core.sessions.backend",
+    "AssistantMessage": "raw_core.sessions.messages",
+    "ContentBlock": "raw_core.sessions.messages",
+    "DisplayEntry": "raw_core.sessions.backend",
+    "DisplayItem": "raw_core.sessions.backend",
+    "DisplayPage": "raw_core.sessions.backend",
+    "ImageBlock": "raw_core.sessions.messages",
+    "JsonBlock": "raw_core.sessions.messages",
+    "MAX_TOOL_OUTPUT_BYTES": "raw_core.sessions.backend",
+    "MESSAGE_FORMAT": "raw_core.sessions.messages",
+    "Message": "raw_core.sessions.messages",
+    "ModelOnly": "raw_core.sessions.backend",
+    "PendingRequest": "raw_core.sessions.backend",
+    "ProviderPart": "raw_core.sessions.messages",
+    "RequestState": "raw_core.sessions.backend",
+    "SessionBackend": "raw_core.sessions.backend",
+    "SessionBackendRecord": "raw_core.sessions.backend",
+    "SessionInfo": "raw_core.sessions.backend",
+    "SessionState": "raw_core.sessions.backend",
+    "SessionWriter": "raw_core.sessions.backend",
+    "TextBlock": "raw_core.sessions.messages",
+    "ToolCall": "raw_core.sessions.messages",
+    "ToolOutput": "raw_core.sessions.backend",
+    "ToolResultMessage": "raw_core.sessions.messages",
+    "UserBlock": "raw_core.sessions.messages",
+    "UserMessage": "raw_core.sessions.messages",
+    "VarPlaceholder": "raw_core.sessions.messages",
+    "dumps_message": "raw_core.sessions.messages",
+    "loads_message": "raw_core.sessions.messages",
+    "message_from_dict": "raw_core.sessions.messages",
+    "message_to_dict": "raw_core.sessions.messages",
+    "new_request_id": "raw_core.sessions.backend",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "MAX_TOOL_OUTPUT_BYTES",
+    "MESSAGE_FORMAT",
+    "ApprovalAnswer",
+    "ApprovalEntry",
+    "AssistantMessage",
+    "ContentBlock",
+    "DisplayEntry",
+    "DisplayItem",
+    "DisplayPage",
+    "ImageBlock",
+    "JsonBlock",
+    "Message",
+    "ModelOnly",
+    "PendingRequest",
+    "ProviderPart",
+    "RequestState",
+    "SessionBackend",
+    "SessionBackendRecord",
+    "SessionInfo",
+    "SessionState",
+    "SessionWriter",
+    "TextBlock",
+    "ToolCall",
+    "ToolOutput",
+    "ToolResultMessage",
+    "UserBlock",
+    "UserMessage",
+    "VarPlaceholder",
+    "dumps_message",
+    "loads_message",
+    "message_from_dict",
+    "message_to_dict",
+    "new_request_id",
+]

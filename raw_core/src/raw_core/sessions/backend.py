@@ -1,0 +1,437 @@
+"""The session backend: the storage edge of the runtime, as a protocol.
+
+Every front end reads and writes sessions through the session service (:mod:`raw_core.app`),
+and the service stores them through one :class:`SessionBackend`. SQLite
+(:class:`raw_core.sessions.sqlite.SqliteBackend`) is the default implementation; another one (a
+PostgreSQL backend, say) is registered by a plug-in through ``raw_register_session_backends``
+and must pass the same contract tests (``tests/contracts/backend_contract.py``).
+
+What a backend promises:
+
+* **Two streams per session.** The *display history* holds what the user saw, append-only
+  and paged with opaque cursors: messages, and display-only entries (a call's uncapped
+  output, an approval and its answer; later panel updates and interaction answers). The
+  *model context* is what the next request sends: the messages (and model-only messages)
+  from the compaction boundary on, after the compaction summary. Display-only entries
+  never enter the model context; model-only messages never appear in the display history.
+* **One writer per session**, across processes: :meth:`SessionBackend.open_writer` holds
+  the session until its block ends; a second writer waits up to ``wait`` seconds and then
+  gets ``session_locked``. Readers never wait for a writer and never see half an append.
+* **Nothing that can wait long blocks the event loop**: lock waits, syncs to disk, page
+  reads and loading a deep session run off it. A short commit may run inline where that is
+  measured to be cheaper.
+* **Pending requests are records**: an approval (later an interaction) that waits for an
+  answer is a :class:`PendingRequest` with an id, a deadline and a state, stored with its
+  session; any front end answers it by id (:meth:`SessionBackend.answer_request`), the first
+  answer wins, and the writer waiting for it sees it (:meth:`SessionBackend.wait_for_answer`),
+  also from another process.
+* **Old data is never converted**: a backend whose layout changes stores new sessions
+  apart and leaves the old data untouched.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
+
+import attrs
+
+if TYPE_CHECKING:
+    from raw_core.sessions.messages import Message
+
+__all__ = [
+    "MAX_TOOL_OUTPUT_BYTES",
+    "ApprovalAnswer",
+    "ApprovalEntry",
+    "DisplayEntry",
+    "DisplayItem",
+    "DisplayPage",
+    "ModelOnly",
+    "PendingRequest",
+    "RequestState",
+    "SessionBackend",
+    "SessionBackendRecord",
+    "SessionInfo",
+    "SessionState",
+    "SessionWriter",
+    "ToolOutput",
+    "new_request_id",
+]
+
+MAX_TOOL_OUTPUT_BYTES: Final = 1024 * 1024
+"""How much of one call's output the display history keeps (UTF-8 bytes of its text and
+serialized JSON); past it the output is cut and ends with a truncation marker."""
+
+RequestState = Literal["pending", "approved", "denied", "expired", "cancelled"]
+"""A pending request's state: ``pending`` until answered (``approved`` / ``denied``), or
+until its deadline passed (``expired``) or its call was cancelled (``cancelled``)."""
+
+
+# --- sessions ----------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """One session as a list shows it. ``last_activity`` is the last committed append or
+    compaction (or the creation); reading and listing never change it. ``cwd`` is the
+    working directory the session's tools run in (``None`` when it was never recorded)."""
+
+    id: str
+    title: str
+    created_at: datetime
+    last_activity: datetime
+    cwd: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SessionState:
+    """What the runtime keeps about a session between runs, typed.
+
+    ``title`` and ``cwd`` are the session's; ``tool_digests`` (model-facing name -> hash of
+    its description and schema) and ``cache_key`` are the tool definitions the session last
+    sent, so a resume with other tools is announced; ``skills_seen`` (skill name -> hash of
+    the text the model read) lets the loop say when a read skill has changed.
+    """
+
+    title: str = ""
+    cwd: str | None = None
+    tool_digests: Mapping[str, str] | None = None
+    cache_key: str | None = None
+    skills_seen: Mapping[str, str] = attrs.field(factory=dict)
+
+
+# --- display history ---------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class ToolOutput:
+    """Display-only: one call's output as the user saw it, when the model received less
+    (its result was capped). ``content`` holds JSON content blocks (``{"type": "text",
+    "text"}``, ...), at most :data:`MAX_TOOL_OUTPUT_BYTES`; ``truncated`` says it was cut
+    there (the last text block then ends with a marker)."""
+
+    tool_call_id: str
+    content: tuple[Mapping[str, Any], ...]
+    truncated: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "tool_output"
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalAnswer:
+    """An answer to an approval request: approved or not, who gave it (the front end's
+    name, such as ``"terminal"``), and optionally a message of the user's."""
+
+    approved: bool
+    by: str
+    message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{approved, by, message}``."""
+        return {"approved": self.approved, "by": self.by, "message": self.message}
+
+
+@attrs.frozen(kw_only=True)
+class ApprovalEntry:
+    """Display-only: an approval request as it ended — the call it was about, what was
+    shown, its final state, and the answer (``None`` when it expired or was cancelled)."""
+
+    request_id: str
+    tool_call_id: str
+    identity: str
+    arguments: Any
+    effects: Any
+    state: RequestState
+    answer: ApprovalAnswer | None = None
+
+    @property
+    def kind(self) -> str:
+        return "approval"
+
+
+@attrs.frozen(kw_only=True)
+class ModelOnly:
+    """A message for the model context only (a reminder the runtime adds, say); it never
+    appears in the display history."""
+
+    message: Message
+
+
+DisplayEntry = ToolOutput | ApprovalEntry
+"""The display-only entries a writer can append beside messages."""
+
+
+@attrs.frozen(kw_only=True)
+class DisplayItem:
+    """One entry of the display history. ``seq`` is its position in the session (1 for
+    the first entry, then 2, ...): stable, and it grows with time. ``entry`` is a message
+    or a display-only entry; :attr:`kind` says which (``message``, ``tool_output``,
+    ``approval``)."""
+
+    seq: int
+    created_at: datetime
+    entry: Any  # Message | ToolOutput | ApprovalEntry
+
+    @property
+    def kind(self) -> str:
+        """``message``, ``tool_output`` or ``approval``."""
+        kind = getattr(self.entry, "kind", None)
+        return kind if isinstance(kind, str) else "message"
+
+    @property
+    def message(self) -> Message | None:
+        """The message, for a ``message`` item (``None`` for a display-only entry)."""
+        return None if isinstance(self.entry, ToolOutput | ApprovalEntry) else self.entry
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form front ends share (``raw sessions show --json``): ``seq``,
+        ``created_at`` (ISO 8601), ``kind``, and the entry's fields — ``message`` for a
+        message; ``tool_call_id``, ``content``, ``truncated`` for a tool output;
+        ``request_id``, ``tool_call_id``, ``identity``, ``arguments``, ``effects``,
+        ``state`` and ``answer`` (``{approved, by, message}`` or null) for an approval."""
+        head: dict[str, Any] = {
+            "seq": self.seq,
+            "created_at": self.created_at.isoformat(),
+            "kind": self.kind,
+        }
+        entry = self.entry
+        if isinstance(entry, ToolOutput):
+            return {
+                **head,
+                "tool_call_id": entry.tool_call_id,
+                "content": [dict(block) for block in entry.content],
+                "truncated": entry.truncated,
+            }
+        if isinstance(entry, ApprovalEntry):
+            return {
+                **head,
+                "request_id": entry.request_id,
+                "tool_call_id": entry.tool_call_id,
+                "identity": entry.identity,
+                "arguments": entry.arguments,
+                "effects": entry.effects,
+                "state": entry.state,
+                "answer": entry.answer.to_dict() if entry.answer is not None else None,
+            }
+        from raw_core.sessions.messages import message_to_dict
+
+        return {**head, "message": message_to_dict(entry)}
+
+
+@attrs.frozen(kw_only=True)
+class DisplayPage:
+    """A page of display history.
+
+    Oldest first, ``next_cursor`` is always set: it continues after this page, also once
+    the session has grown (an empty page means "nothing new yet"). Newest first, it is
+    ``None`` when the page reached the first item. ``has_more`` says whether more items
+    were there when the page was read.
+    """
+
+    items: tuple[DisplayItem, ...]
+    next_cursor: str | None
+    has_more: bool
+
+
+# --- pending requests --------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class PendingRequest:
+    """A request that waits for a person: an approval now, an interaction later.
+
+    ``show`` is what a front end shows (for an approval: ``identity``, ``name``,
+    ``arguments``, ``effects``, ``reason``); ``deadline`` is when it expires (``None``: it
+    waits as long as its call does); ``answer`` is set once ``state`` is ``approved`` or
+    ``denied``.
+    """
+
+    id: str
+    session_id: str
+    kind: str
+    tool_call_id: str
+    show: Mapping[str, Any]
+    created_at: datetime
+    deadline: datetime | None = None
+    state: RequestState = "pending"
+    answer: ApprovalAnswer | None = None
+    answered_at: datetime | None = None
+
+
+def new_request_id() -> str:
+    """A fresh pending-request id: ``req_``, then 32 lowercase hex digits (the creation
+    time in milliseconds, then 80 random bits), so ids sort by creation and are unique
+    across processes. Every backend stores ids of this form."""
+    return f"req_{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
+
+
+# --- the protocols -----------------------------------------------------------------------
+
+
+@runtime_checkable
+class SessionWriter(Protocol):
+    """The one writer of a session, for the block of :meth:`SessionBackend.open_writer`."""
+
+    @property
+    def session_id(self) -> str:
+        """The session's id."""
+        ...
+
+    async def append(self, entries: Sequence[Any]) -> None:
+        """Append ``entries`` in one transaction: all of them or none, for readers and
+        after a crash. Messages go to both streams, :class:`ModelOnly` messages to the
+        model context only, :class:`ToolOutput` and :class:`ApprovalEntry` to the display
+        history only. Nothing to append is a no-op."""
+        ...
+
+    async def compact(self, summary: Message, *, replace_first: int) -> None:
+        """Replace the first ``replace_first`` messages of the model context with
+        ``summary`` (the compaction boundary); the display history keeps everything."""
+        ...
+
+    async def read_context(self) -> tuple[Message, ...]:
+        """The model context, summary first."""
+        ...
+
+    async def state(self) -> SessionState:
+        """The session's typed state."""
+        ...
+
+    async def set_state(self, state: SessionState) -> None:
+        """Replace the session's state (title and cwd included); not conversation
+        activity, so expiry is unaffected."""
+        ...
+
+    async def add_request(self, request: PendingRequest) -> None:
+        """Store a new pending request of this session."""
+        ...
+
+    async def close_request(
+        self, request_id: str, state: RequestState, answer: ApprovalAnswer | None = None
+    ) -> PendingRequest:
+        """End a pending request from the writer's side (answered by its own front end,
+        expired, or cancelled) and return it as stored. When another front end answered
+        first, that answer stands and is returned."""
+        ...
+
+    async def end_turn(self) -> None:
+        """Mark a completed turn: make every commit so far durable (a power loss keeps
+        it). Runs off the event loop when it waits for the disk."""
+        ...
+
+
+@runtime_checkable
+class SessionBackend(Protocol):
+    """Where sessions live. One backend serves any number of sessions at once."""
+
+    @property
+    def name(self) -> str:
+        """The backend's registered name (``"sqlite"``, ...)."""
+        ...
+
+    async def create(self, *, title: str = "", cwd: str | None = None) -> SessionInfo:
+        """A new, empty session with a fresh stable id."""
+        ...
+
+    async def info(self, session_id: str) -> SessionInfo:
+        """One session; ``session_not_found`` when there is none."""
+        ...
+
+    async def list_sessions(self, *, limit: int | None = None) -> tuple[SessionInfo, ...]:
+        """Sessions, most recent activity first (listing does not renew them)."""
+        ...
+
+    async def page(
+        self,
+        session_id: str,
+        cursor: str | None = None,
+        *,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> DisplayPage:
+        """Up to ``limit`` display items after ``cursor`` (``None``: from the start, or
+        from the end when ``newest_first``); ``invalid_cursor`` for a cursor this backend
+        did not issue for this session and order."""
+        ...
+
+    async def tail_cursor(self, session_id: str) -> str:
+        """An oldest-first cursor after the last item: pages from it hold only what is
+        appended later."""
+        ...
+
+    async def wait_for_items(
+        self, session_id: str, cursor: str, *, limit: int = 100
+    ) -> DisplayPage:
+        """The page after ``cursor`` (oldest first) as soon as it holds an item; it waits
+        as long as it takes, so bound it with ``anyio.move_on_after``. Sees appends of
+        writers in other processes too."""
+        ...
+
+    async def read_context(self, session_id: str) -> tuple[Message, ...]:
+        """The session's model context, summary first."""
+        ...
+
+    async def state(self, session_id: str) -> SessionState:
+        """The session's typed state."""
+        ...
+
+    def open_writer(
+        self, session_id: str, *, wait: float | None = None
+    ) -> AbstractAsyncContextManager[SessionWriter]:
+        """``async with backend.open_writer(id) as writer:`` — the session's one writer
+        for the block; ``session_locked`` after waiting ``wait`` seconds for another."""
+        ...
+
+    async def delete(self, session_id: str, *, wait: float | None = None) -> None:
+        """Delete a session and everything it holds (its requests too)."""
+        ...
+
+    async def prune(self, now: datetime | None = None) -> tuple[str, ...]:
+        """Delete the sessions that expired; skip one that is being written."""
+        ...
+
+    async def get_request(self, request_id: str) -> PendingRequest:
+        """One request; ``request_not_found`` when there is none."""
+        ...
+
+    async def list_requests(
+        self, session_id: str, *, pending_only: bool = True
+    ) -> tuple[PendingRequest, ...]:
+        """A session's requests, oldest first (only the pending ones by default)."""
+        ...
+
+    async def answer_request(self, request_id: str, answer: ApprovalAnswer) -> PendingRequest:
+        """Answer a pending request (any front end, any process): the first answer wins;
+        a request no longer pending is ``request_not_pending`` naming its state."""
+        ...
+
+    async def wait_for_answer(self, request_id: str) -> PendingRequest:
+        """The request once it is no longer pending (answered in any process, expired or
+        cancelled); it waits as long as it takes, so bound it with ``anyio.move_on_after``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the backend holds (connections, threads)."""
+        ...
+
+
+@attrs.frozen(kw_only=True)
+class SessionBackendRecord:
+    """A session backend a plug-in ships (``raw_register_session_backends``), or raw's own
+    SQLite one.
+
+    ``sessions.backend`` in the config names it by ``name`` (``{"type": "<name>", ...}``);
+    ``validate_config(options, field)`` checks the section's other keys and raises
+    ``config_invalid`` naming the field below ``field``; ``factory(options=...,
+    expire_after_days=...)`` opens the backend.
+    """
+
+    name: str
+    factory: Callable[..., Awaitable[SessionBackend]]
+    validate_config: Callable[[Mapping[str, Any], str], None] | None = None

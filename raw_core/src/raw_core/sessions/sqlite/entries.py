@@ -1,0 +1,275 @@
+"""The display-only entries a session keeps beside its messages, and their one JSON form.
+
+* :class:`~raw_core.sessions.backend.ToolOutput`: a call's output as the user saw it, when the model
+  received less. Made with :func:`tool_output_for`, which cuts it at
+  :data:`~raw_core.sessions.backend.MAX_TOOL_OUTPUT_BYTES`;
+* :class:`~raw_core.sessions.backend.ApprovalEntry`: an approval request as it ended.
+
+Both are written to the display table with their own row kind (so they never enter the
+model context) and :data:`ENTRY_FORMAT`. The JSON form, as strict as the messages' (every
+key checked, unknown keys refused):
+
+* tool output: ``{"tool_call_id", "content": [block, ...], "truncated": true}``
+  (``truncated`` only when true); a block is ``{"type": "text", "text"}``,
+  ``{"type": "json", "json"}``, ``{"type": "image", "media_type", "data"}`` or
+  ``{"type": "var", "name"}``, the tool result blocks' own shape;
+* approval: ``{"request_id", "tool_call_id", "identity", "arguments", "effects", "state",
+  "answer": {"approved", "by", "message"}}`` (``answer`` only when there is one).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from raw_core.sessions.backend import (
+    MAX_TOOL_OUTPUT_BYTES,
+    ApprovalAnswer,
+    ApprovalEntry,
+    RequestState,
+    ToolOutput,
+)
+
+__all__ = [
+    "ENTRY_FORMAT",
+    "REQUEST_STATES",
+    "answer_from_dict",
+    "dumps_approval",
+    "dumps_json",
+    "dumps_tool_output",
+    "loads_approval",
+    "loads_tool_output",
+    "tool_output_for",
+]
+
+ENTRY_FORMAT: Final = 1
+"""The version of the JSON form of display-only entries; stored with every such row."""
+
+REQUEST_STATES: Final = frozenset({"pending", "approved", "denied", "expired", "cancelled"})
+
+_BLOCK_KEYS: Mapping[str, frozenset[str]] = {
+    "text": frozenset({"type", "text"}),
+    "json": frozenset({"type", "json"}),
+    "image": frozenset({"type", "media_type", "data"}),
+    "var": frozenset({"type", "name"}),
+}
+_STRING_FIELDS = {"text": ("text",), "image": ("media_type", "data"), "var": ("name",)}
+
+
+def _plain(value: Any) -> Any:
+    """``json.dumps`` ``default``: read-only mappings and sequences as plain JSON."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | list):
+        return list(value)
+    raise TypeError(f"expected a JSON value, found {type(value).__name__}")
+
+
+def dumps_json(value: Any) -> str:
+    """Compact, ASCII JSON text (lone surrogates survive), NaN refused."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False, default=_plain)
+
+
+def _json_size(value: Any) -> int:
+    """UTF-8 bytes of ``value`` serialized as compact JSON."""
+    return len(
+        json.dumps(
+            value, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_plain
+        ).encode("utf-8", "surrogatepass")
+    )
+
+
+def _check_block(block: Any, where: str) -> Mapping[str, Any]:
+    """``block`` if it is one of the four block shapes exactly; ``ValueError`` naming
+    ``where`` otherwise."""
+    if not isinstance(block, Mapping):
+        raise ValueError(f"{where}: expected a content block object, found {type(block).__name__}")
+    kind: Any = block.get("type")
+    keys = _BLOCK_KEYS.get(kind) if isinstance(kind, str) else None
+    if keys is None:
+        raise ValueError(f'{where}.type: expected "text", "json", "image" or "var", found {kind!r}')
+    if set(block) != keys:
+        raise ValueError(f"{where}: a {kind} block has exactly the keys {sorted(keys)}")
+    for name in _STRING_FIELDS.get(kind, ()):
+        if not isinstance(block[name], str):
+            raise ValueError(f"{where}.{name}: expected a string")
+    return block
+
+
+def _block_size(block: Mapping[str, Any]) -> int:
+    """What a block counts toward the cap: UTF-8 bytes of its text, of its serialized JSON,
+    of an image's base64 data, of a variable's name."""
+    kind = block["type"]
+    if kind == "text":
+        return len(block["text"].encode("utf-8", "surrogatepass"))
+    if kind == "json":
+        return _json_size(block["json"])
+    if kind == "image":
+        return len(block["data"])
+    return len(block["name"].encode("utf-8", "surrogatepass"))
+
+
+def _cut_text(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` of at most ``limit`` UTF-8 bytes, never splitting a
+    character."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    end = limit
+    while end > 0 and data[end] & 0xC0 == 0x80:  # a continuation byte: back to its start
+        end -= 1
+    return data[:end].decode("utf-8", "surrogatepass")
+
+
+def _marker(total: int) -> str:
+    return f"\n[output truncated: {MAX_TOOL_OUTPUT_BYTES:,} of {total:,} bytes kept]"
+
+
+def tool_output_for(tool_call_id: str, blocks: Iterable[Mapping[str, Any]]) -> ToolOutput:
+    """A call's output for the display history, cut at
+    :data:`~raw_core.sessions.backend.MAX_TOOL_OUTPUT_BYTES`.
+
+    ``blocks`` are tool result blocks (``{"type": "text", "text"}``, ``{"type": "json",
+    "json"}``, ``{"type": "image", "media_type", "data"}``, ``{"type": "var", "name"}``).
+    Past the cap the output is cut — inside a text block at a character boundary, before a
+    JSON or image block that does not fit — and ends with a text marker saying how much
+    was kept; ``truncated`` is then true. The marker is counted in the cap. Raises
+    ``ValueError`` for anything that is not such a block.
+    """
+    checked = [dict(_check_block(block, f"content[{index}]")) for index, block in enumerate(blocks)]
+    sizes = [_block_size(block) for block in checked]
+    total = sum(sizes)
+    if total <= MAX_TOOL_OUTPUT_BYTES:
+        return ToolOutput(tool_call_id=tool_call_id, content=tuple(checked))
+    marker = _marker(total)
+    budget = MAX_TOOL_OUTPUT_BYTES - len(marker.encode("ascii"))
+    kept: list[dict[str, Any]] = []
+    for block, size in zip(checked, sizes, strict=True):
+        if size <= budget:
+            kept.append(block)
+            budget -= size
+            continue
+        if block["type"] == "text":
+            kept.append({"type": "text", "text": _cut_text(block["text"], budget) + marker})
+        else:
+            kept.append({"type": "text", "text": marker.lstrip("\n")})
+        break
+    return ToolOutput(tool_call_id=tool_call_id, content=tuple(kept), truncated=True)
+
+
+# --- the JSON form -----------------------------------------------------------------------
+
+
+def dumps_tool_output(entry: ToolOutput) -> str:
+    """``entry`` as JSON text; ``ValueError`` for content past the cap or a malformed
+    block (make it with :func:`tool_output_for`)."""
+    content = [
+        dict(_check_block(block, f"content[{index}]")) for index, block in enumerate(entry.content)
+    ]
+    size = sum(_block_size(block) for block in content)
+    if size > MAX_TOOL_OUTPUT_BYTES:
+        raise ValueError(
+            f"expected tool output of at most {MAX_TOOL_OUTPUT_BYTES:,} bytes, found "
+            f"{size:,}: make it with tool_output_for(), which cuts it"
+        )
+    data: dict[str, Any] = {"tool_call_id": entry.tool_call_id, "content": content}
+    if entry.truncated:
+        data["truncated"] = True
+    return dumps_json(data)
+
+
+def _object(text: str, what: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"expected {what} object, found {type(value).__name__}")
+    return value
+
+
+def _keys(data: Mapping[str, Any], required: set[str], optional: set[str], what: str) -> None:
+    missing = required - set(data)
+    unknown = set(data) - required - optional
+    if missing or unknown:
+        parts = [f"missing {sorted(missing)}"] if missing else []
+        parts += [f"unknown {sorted(unknown)}"] if unknown else []
+        raise ValueError(f"{what}: expected the keys {sorted(required)}, found {', '.join(parts)}")
+
+
+def _string(data: Mapping[str, Any], key: str, what: str) -> str:
+    value = data[key]
+    if not isinstance(value, str):
+        raise ValueError(f"{what}.{key}: expected a string, found {type(value).__name__}")
+    return value
+
+
+def loads_tool_output(text: str) -> ToolOutput:
+    """The entry :func:`dumps_tool_output` wrote; ``ValueError`` for anything else."""
+    data = _object(text, "a tool output")
+    _keys(data, {"tool_call_id", "content"}, {"truncated"}, "tool output")
+    content = data["content"]
+    if not isinstance(content, list):
+        raise ValueError("tool output.content: expected a list of blocks")
+    truncated = data.get("truncated", False)
+    if truncated is not True and "truncated" in data:
+        raise ValueError("tool output.truncated: expected true (or no key)")
+    return ToolOutput(
+        tool_call_id=_string(data, "tool_call_id", "tool output"),
+        content=tuple(
+            _check_block(block, f"tool output.content[{i}]") for i, block in enumerate(content)
+        ),
+        truncated=truncated,
+    )
+
+
+def answer_from_dict(data: Any, what: str = "answer") -> ApprovalAnswer:
+    """An :class:`ApprovalAnswer` from ``{approved, by, message}``; ``ValueError`` else."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{what}: expected an object, found {type(data).__name__}")
+    _keys(data, {"approved", "by"}, {"message"}, what)
+    if not isinstance(data["approved"], bool):
+        raise ValueError(f"{what}.approved: expected true or false")
+    message = data.get("message")
+    if message is not None and not isinstance(message, str):
+        raise ValueError(f"{what}.message: expected a string or null")
+    return ApprovalAnswer(approved=data["approved"], by=_string(data, "by", what), message=message)
+
+
+def dumps_approval(entry: ApprovalEntry) -> str:
+    """``entry`` as JSON text."""
+    if entry.state not in REQUEST_STATES or entry.state == "pending":
+        raise ValueError(f"expected an approval that has ended, found state {entry.state!r}")
+    data: dict[str, Any] = {
+        "request_id": entry.request_id,
+        "tool_call_id": entry.tool_call_id,
+        "identity": entry.identity,
+        "arguments": entry.arguments,
+        "effects": entry.effects,
+        "state": entry.state,
+    }
+    if entry.answer is not None:
+        data["answer"] = entry.answer.to_dict()
+    return dumps_json(data)
+
+
+def loads_approval(text: str) -> ApprovalEntry:
+    """The entry :func:`dumps_approval` wrote; ``ValueError`` for anything else."""
+    data = _object(text, "an approval")
+    required = {"request_id", "tool_call_id", "identity", "arguments", "effects", "state"}
+    _keys(data, required, {"answer"}, "approval")
+    state = _request_state(_string(data, "state", "approval"))
+    answer = data.get("answer")
+    return ApprovalEntry(
+        request_id=_string(data, "request_id", "approval"),
+        tool_call_id=_string(data, "tool_call_id", "approval"),
+        identity=_string(data, "identity", "approval"),
+        arguments=data["arguments"],
+        effects=data["effects"],
+        state=state,
+        answer=None if answer is None else answer_from_dict(answer, "approval.answer"),
+    )
+
+
+def _request_state(value: str) -> RequestState:
+    if value not in REQUEST_STATES:
+        raise ValueError(f"expected one of {sorted(REQUEST_STATES)}, found {value!r}")
+    return value  # type: ignore[return-value]
