@@ -22,7 +22,7 @@ from raw_core.dispatch import Dispatcher
 from raw_core.dispatch.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
 from raw_core.errors import ConfigInvalid, ManifestInvalid
 from raw_core.plugins import PluginHost
-from raw_core.runtime.loop import Runtime
+from raw_core.runtime import Runtime
 from raw_core.runtime.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import AssistantMessage, SessionStore, SqliteBackend, UserMessage
 from raw_core.tools.loader import ToolLoader

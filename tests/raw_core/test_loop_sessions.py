@@ -21,8 +21,8 @@ from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
 from raw_core.errors import ConfigInvalid, SessionLocked
 from raw_core.plugins import PluginHost
+from raw_core.runtime import Runtime
 from raw_core.runtime.events import LoopEvent
-from raw_core.runtime.loop import Runtime
 from raw_core.runtime.provider import StopEvent as StopEventType
 from raw_core.runtime.provider import TextDelta as TextDeltaEvent
 from raw_core.runtime.provider import ToolCallDelta as ArgsEvent
@@ -216,7 +216,7 @@ KILLED_TURN = """
 import anyio, json, sys
 from raw_core.agent import load_agent
 from raw_core.config import load_config
-from raw_core.runtime.loop import Runtime
+from raw_core.runtime import Runtime
 from raw_core.plugins import PluginHost
 from raw_core.runtime.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import SqliteBackend

@@ -20,7 +20,7 @@ from raw_core.dispatch import Dispatcher
 from raw_core.dispatch.calls import ToolCall
 from raw_core.errors import ConfigInvalid, VarNotSelected, VarUnavailable
 from raw_core.plugins import PluginHost
-from raw_core.runtime.loop import Runtime
+from raw_core.runtime import Runtime
 from raw_core.runtime.provider import ModelRequest
 from raw_core.runtime.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import SqliteBackend, TextBlock, ToolResultMessage, UserMessage

@@ -36,8 +36,8 @@ from raw_core.cli.models import models
 from raw_core.config import ModelConfig, SecretRef, load_config
 from raw_core.errors import RateLimited
 from raw_core.plugins import PluginHost
+from raw_core.runtime import Runtime
 from raw_core.runtime.events import LoopEvent, ToolCallFinished
-from raw_core.runtime.loop import Runtime
 from raw_core.runtime.models import make_provider
 from raw_core.runtime.provider import (
     ModelRequest,

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from raw_core.plugins import PluginHost, ToolFolder
     from raw_core.plugins.hookspecs import hookimpl, implements
     from raw_core.policy import Decision, Policy
+    from raw_core.runtime import Runtime, Session
     from raw_core.runtime.frontend import BaseFrontEnd, CallbackFrontEnd, FrontEnd
-    from raw_core.runtime.loop import Runtime, Session
     from raw_core.runtime.provider import ModelRequest, ModelTool, Provider, ProviderRecord
     from raw_core.runtime.scripted import ReplayProvider, Reply, ScriptedProvider
     from raw_core.sessions.backend import (
@@ -95,7 +95,7 @@ _EXPORTS: dict[str, str] = {
     "find_config": "raw_core.config.discovery",
     "VarDefinition": "raw_core.config",
     "SecretRef": "raw_core.config",
-    "Runtime": "raw_core.runtime.loop",
+    "Runtime": "raw_core.runtime._runtime",
     "Session": "raw_core.runtime.loop",
     "ScriptedProvider": "raw_core.runtime.scripted",
     "ReplayProvider": "raw_core.runtime.scripted",

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from raw_core.agent import Agent
     from raw_core.app._explain import Explanation
     from raw_core.app._probe import ModelCheck
-    from raw_core.runtime.loop import Runtime, Session
+    from raw_core.runtime import Runtime, Session
     from raw_core.runtime.provider import Provider
     from raw_core.tools.loader import ToolLoader
     from raw_core.tools.registry import ToolDefinition
@@ -107,7 +107,7 @@ class App:
 
     async def runtime(self) -> Runtime:
         """The runtime every session of this service runs in."""
-        from raw_core.runtime.loop import Runtime
+        from raw_core.runtime import Runtime
 
         if self._runtime is None:
             self._runtime = Runtime(

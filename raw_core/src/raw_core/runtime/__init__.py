@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from raw_core.runtime._runtime import Runtime
     from raw_core.runtime.approvals import (
         ApprovalBroker,
     )
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
         FrontEnd,
     )
     from raw_core.runtime.loop import (
-        Runtime,
         Session,
         VarResolver,
     )
@@ -86,7 +86,7 @@ _EXPORTS: dict[str, str] = {
     "ProviderRecord": "raw_core.runtime.provider",
     "ReplayProvider": "raw_core.runtime.scripted",
     "Reply": "raw_core.runtime.scripted",
-    "Runtime": "raw_core.runtime.loop",
+    "Runtime": "raw_core.runtime._runtime",
     "RuntimeChanged": "raw_core.runtime.events",
     "ScriptedProvider": "raw_core.runtime.scripted",
     "Session": "raw_core.runtime.loop",

@@ -21,10 +21,7 @@ the :class:`Runtime` from a config; an embedding app may also build one itself::
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import logging
-import os
 import time
 import types
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -38,7 +35,7 @@ import attrs
 from raw_core.agent import Agent
 from raw_core.agent.skills import SkillService
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ApprovalCallback, CancellationSignal
+from raw_core.dispatch.calls import CancellationSignal
 from raw_core.dispatch.calls import ToolCall as DispatchCall
 from raw_core.errors import (
     Cancelled,
@@ -51,40 +48,34 @@ from raw_core.errors import (
 )
 from raw_core.frozen import thaw
 from raw_core.plugins import PluginHost
-from raw_core.plugins.hooks import model_definitions
-from raw_core.runtime.approvals import ApprovalBroker
+from raw_core.runtime._transcript import (
+    INTERRUPTED,
+    Draft,
+    error_message,
+    has_placeholder,
+    result_message,
+    tool_digest,
+)
 from raw_core.runtime.events import (
     AssistantCommitted,
     LoopEvent,
     RuntimeChanged,
-    TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnEnded,
     TurnStarted,
-    Usage,
 )
-from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
+from raw_core.runtime.frontend import FrontEnd
 from raw_core.runtime.provider import (
     ModelRequest,
     ModelTool,
-    PartEvent,
     Provider,
-    StopEvent,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    UsageEvent,
     prompt_cache_key,
 )
-from raw_core.runtime.provider import TextDelta as ProviderText
-from raw_core.sessions.backend import SessionBackend, SessionState, SessionWriter
+from raw_core.sessions.backend import SessionState, SessionWriter
 from raw_core.sessions.sqlite import (
     AssistantMessage,
-    ImageBlock,
-    JsonBlock,
     Message,
-    ProviderPart,
     TextBlock,
     ToolCall,
     ToolResultMessage,
@@ -92,9 +83,8 @@ from raw_core.sessions.sqlite import (
     VarPlaceholder,
     tool_output_for,
 )
-from raw_core.tools.results import ToolResult
 
-__all__ = ["Runtime", "Session", "VarResolver"]
+__all__ = ["Session", "VarResolver"]
 
 logger = logging.getLogger("raw_core.runtime.loop")
 
@@ -105,45 +95,6 @@ By default the agent's :class:`~raw_core.agent.variables.VarService` reads it.""
 YIELD_EVERY = 0.002
 """Seconds a turn may run without giving the event loop to other tasks (see _steps)."""
 
-_INTERRUPTED = (
-    "raw stopped before this call finished (the process ended during the turn);"
-    " it may or may not have run"
-)
-
-
-def _result_message(call_id: str, result: ToolResult) -> ToolResultMessage:
-    blocks: list[Any] = []
-    for block in result.content:
-        kind = block["type"]
-        if kind == "text":
-            blocks.append(TextBlock(text=block["text"]))
-        elif kind == "json":
-            blocks.append(JsonBlock(json_text=json.dumps(thaw(block["json"]), ensure_ascii=False)))
-        elif kind == "image":
-            blocks.append(ImageBlock(media_type=block["media_type"], data=block["data"]))
-        elif kind == "var":
-            blocks.append(VarPlaceholder(name=block["name"]))
-    return ToolResultMessage(
-        tool_call_id=call_id,
-        status=result.status,
-        error_code=result.code if result.is_error else None,
-        content=tuple(blocks),
-    )
-
-
-def _error_message(call_id: str, code: str, text: str) -> ToolResultMessage:
-    return ToolResultMessage(
-        tool_call_id=call_id,
-        status="error",
-        error_code=code,
-        content=(TextBlock(text=f"error [{code}]: {text}"),),
-    )
-
-
-def _absolute(path: str | os.PathLike[str] | None) -> str | None:
-    """``path`` made absolute (against the current directory), or None."""
-    return os.path.abspath(path) if path is not None else None
-
 
 def _ignore(event: LoopEvent) -> None:
     """The emitter outside a turn."""
@@ -151,43 +102,6 @@ def _ignore(event: LoopEvent) -> None:
 
 def _cancelled(signal: CancellationSignal) -> bool:
     return signal.cancelled
-
-
-def _has_placeholder(messages: Sequence[Message]) -> bool:
-    return any(
-        isinstance(m, ToolResultMessage) and any(isinstance(b, VarPlaceholder) for b in m.content)
-        for m in messages
-    )
-
-
-def _tool_digest(tool: ModelTool) -> str:
-    text = json.dumps([tool.description, tool.input_schema], sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-@attrs.define
-class _Draft:
-    """The assistant message being streamed; committed only when the stream completes."""
-
-    text: list[str] = attrs.Factory(list)
-    calls: dict[int, list[Any]] = attrs.Factory(dict)  # index -> [id, name, [args], ended]
-    parts: list[ProviderPart] = attrs.Factory(list)
-    stop: str | None = None
-
-    def message(self, step: int) -> AssistantMessage:
-        if self.stop is None:
-            raise ProviderFailed("the response stream ended without a stop reason")
-        calls = []
-        for index in sorted(self.calls):
-            call_id, name, pieces, ended = self.calls[index]
-            if not ended:
-                raise ProviderFailed(f"tool call {index} ({name}) never ended")
-            calls.append(
-                ToolCall(id=call_id or f"call_{step}_{index}", name=name, arguments="".join(pieces))
-            )
-        return AssistantMessage(
-            text="".join(self.text), tool_calls=tuple(calls), provider_parts=tuple(self.parts)
-        )
 
 
 class Session:
@@ -256,13 +170,13 @@ class Session:
         cannot go stale)."""
         await self._writer.append([*messages, *display] if display else messages)
         self._context.extend(messages)
-        self._has_placeholders = self._has_placeholders or _has_placeholder(messages)
+        self._has_placeholders = self._has_placeholders or has_placeholder(messages)
 
     async def _prepare(self) -> None:
         """Repair an interrupted turn, and compare the tools with the ones last used."""
         context = await self._writer.read_context()
         self._context = list(context)
-        self._has_placeholders = _has_placeholder(context)
+        self._has_placeholders = has_placeholder(context)
         position = next(
             (
                 i
@@ -282,10 +196,10 @@ class Session:
             missing = [c for c in last.tool_calls if c.id not in answered]
             if missing:
                 await self._commit(
-                    [_error_message(c.id, Cancelled.code, _INTERRUPTED) for c in missing]
+                    [error_message(c.id, Cancelled.code, INTERRUPTED) for c in missing]
                 )
         state = self._state = await self._writer.state()
-        digests = {tool.name: _tool_digest(tool) for tool in self._tools}
+        digests = {tool.name: tool_digest(tool) for tool in self._tools}
         before = dict(state.tool_digests) if state.tool_digests is not None else None
         if isinstance(before, dict) and before != digests:
             self._pending_change = RuntimeChanged(
@@ -515,7 +429,7 @@ class Session:
                 if steps >= self.agent.config.max_steps:
                     await self._commit(
                         [
-                            _error_message(
+                            error_message(
                                 c.id,
                                 MaxStepsReached.code,
                                 f"the turn reached max_steps ({steps}) before this call ran",
@@ -570,7 +484,7 @@ class Session:
             messages=self._messages(),
             cache_key=self._cache_key,
         )
-        draft = _Draft()
+        draft = Draft()
         stream: Any = None
         finished = False
         turn_scope = self._turn_scope
@@ -579,7 +493,7 @@ class Session:
         try:
             stream = self.provider.stream(request)
             async for event in stream:
-                self._take(draft, event, step, emit, self._listening)
+                draft.take(event, step, emit, self._listening)
             finished = True
         except ProviderError:
             raise
@@ -597,41 +511,6 @@ class Session:
                 with anyio.CancelScope(shield=True):
                     await close()
         return draft.message(step)
-
-    @staticmethod
-    def _take(
-        draft: _Draft, event: Any, step: int, emit: Callable[[LoopEvent], None], listening: bool
-    ) -> None:
-        if isinstance(event, ProviderText):
-            draft.text.append(event.text)
-            if listening:
-                emit(TextDelta(text=event.text, step=step))
-        elif isinstance(event, ToolCallStart):
-            draft.calls[event.index] = [event.id, event.name, [], False]
-        elif isinstance(event, ToolCallDelta):
-            if event.index not in draft.calls:
-                raise ProviderFailed(f"arguments for tool call {event.index}, which never started")
-            draft.calls[event.index][2].append(event.arguments)
-        elif isinstance(event, ToolCallEnd):
-            if event.index not in draft.calls:
-                raise ProviderFailed(f"tool call {event.index} ended but never started")
-            draft.calls[event.index][3] = True
-        elif isinstance(event, PartEvent):
-            draft.parts.append(event.part)
-        elif isinstance(event, UsageEvent) and listening:
-            emit(
-                Usage(
-                    input_tokens=event.input_tokens,
-                    output_tokens=event.output_tokens,
-                    cache_read_tokens=event.cache_read_tokens,
-                    cache_write_tokens=event.cache_write_tokens,
-                    step=step,
-                )
-            )
-        elif isinstance(event, StopEvent):
-            draft.stop = event.reason
-        elif not isinstance(event, UsageEvent):
-            raise ProviderFailed(f"unknown provider event {type(event).__name__}")
 
     async def _run_calls(
         self,
@@ -657,7 +536,7 @@ class Session:
             display = (
                 (tool_output_for(call.id, thaw(result.full_content)),) if result.truncated else ()
             )
-            await self._commit([_result_message(call.id, result)], display)
+            await self._commit([result_message(call.id, result)], display)
             self._running_call = None
             self._pending_calls = list(calls[index + 1 :])
             if self._skills.seen != self._saved_seen:
@@ -688,7 +567,7 @@ class Session:
             return
         await self._commit(
             [
-                _error_message(
+                error_message(
                     c.id,
                     Cancelled.code,
                     "the turn was stopped while this call was under way; if its handler had"
@@ -699,97 +578,3 @@ class Session:
                 for c in calls
             ]
         )
-
-
-class Runtime:
-    """Runs sessions: one session backend and one plug-in host, any number of sessions at
-    once (each session one turn at a time).
-
-    ``approval_wait``: when a session's front end cannot ask anybody, how many seconds an
-    approval request waits for another front end to answer it by id before it ends as
-    ``approval_unavailable`` (0, the default: at once, without storing a request).
-    """
-
-    def __init__(
-        self,
-        backend: SessionBackend,
-        *,
-        host: PluginHost | None = None,
-        approval_wait: float = 0.0,
-    ) -> None:
-        self.backend = backend
-        self.host = host
-        self.approval_wait = approval_wait
-
-    @asynccontextmanager
-    async def open_session(
-        self,
-        agent: Agent,
-        provider: Provider,
-        *,
-        front_end: FrontEnd | None = None,
-        session_id: str | None = None,
-        title: str = "",
-        cwd: str | os.PathLike[str] | None = None,
-        resolve_var: VarResolver | None = None,
-        max_output_bytes: int | None = None,
-        wait: float | None = None,
-    ) -> AsyncIterator[Session]:
-        """Start a session (``session_id`` None) or resume one, holding its write lock for
-        the block. Raises ``session_locked`` when another writer holds it, and
-        ``session_not_found`` for an unknown id.
-
-        ``front_end`` receives the events and approves calls (default: nobody, so an ask
-        ends as ``approval_unavailable``). ``cwd`` is where tools run: by default the
-        directory the session was started in (a resumed session keeps it), else the
-        current one.
-        """
-        front_end = front_end if front_end is not None else CallbackFrontEnd()
-        backend = self.backend
-        given_cwd = _absolute(cwd)
-        if session_id is None:
-            session_id = (await backend.create(title=title, cwd=given_cwd or _absolute("."))).id
-        async with backend.open_writer(session_id, wait=wait) as writer:
-            state = await writer.state()
-            session_cwd = given_cwd or state.cwd or _absolute(".")
-            if state.cwd != session_cwd:
-                state = attrs.evolve(state, cwd=session_cwd)
-                await writer.set_state(state)
-            broker: ApprovalCallback | None = None
-            if front_end.can_approve or self.approval_wait > 0:
-                broker = ApprovalBroker(
-                    session_id=session_id,
-                    writer=writer,
-                    backend=backend,
-                    front_end=front_end,
-                    wait=self.approval_wait,
-                )
-            skills = agent.skills.for_session()
-            dispatcher = Dispatcher.for_agent(
-                agent,
-                host=self.host,
-                approval=broker,
-                cwd=session_cwd,
-                max_output_bytes=max_output_bytes,
-                skills=skills,
-                hook_events=False,
-            )
-            tools = [
-                ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
-                for d in model_definitions(agent, self.host)
-            ]
-            session = Session(
-                agent=agent,
-                provider=provider,
-                writer=writer,
-                dispatcher=dispatcher,
-                host=self.host,
-                tools=tools,
-                resolve_var=resolve_var,
-                skills=skills,
-                front_end=front_end,
-            )
-            if isinstance(broker, ApprovalBroker):
-                broker.emit = session.emit_event
-            await session._prepare()
-            yield session

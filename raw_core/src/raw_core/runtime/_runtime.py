@@ -1,0 +1,121 @@
+"""The runtime: a session backend and a plug-in host running any number of sessions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import attrs
+
+from raw_core.agent import Agent
+from raw_core.dispatch import Dispatcher
+from raw_core.dispatch.calls import ApprovalCallback
+from raw_core.plugins import PluginHost
+from raw_core.plugins.hooks import model_definitions
+from raw_core.runtime.approvals import ApprovalBroker
+from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
+from raw_core.runtime.loop import Session, VarResolver
+from raw_core.runtime.provider import ModelTool, Provider
+from raw_core.sessions.backend import SessionBackend
+
+__all__ = ["Runtime"]
+
+
+def _absolute(path: str | os.PathLike[str] | None) -> str | None:
+    """``path`` made absolute (against the current directory), or None."""
+    return os.path.abspath(path) if path is not None else None
+
+
+class Runtime:
+    """Runs sessions: one session backend and one plug-in host, any number of sessions at
+    once (each session one turn at a time).
+
+    ``approval_wait``: when a session's front end cannot ask anybody, how many seconds an
+    approval request waits for another front end to answer it by id before it ends as
+    ``approval_unavailable`` (0, the default: at once, without storing a request).
+    """
+
+    def __init__(
+        self,
+        backend: SessionBackend,
+        *,
+        host: PluginHost | None = None,
+        approval_wait: float = 0.0,
+    ) -> None:
+        self.backend = backend
+        self.host = host
+        self.approval_wait = approval_wait
+
+    @asynccontextmanager
+    async def open_session(
+        self,
+        agent: Agent,
+        provider: Provider,
+        *,
+        front_end: FrontEnd | None = None,
+        session_id: str | None = None,
+        title: str = "",
+        cwd: str | os.PathLike[str] | None = None,
+        resolve_var: VarResolver | None = None,
+        max_output_bytes: int | None = None,
+        wait: float | None = None,
+    ) -> AsyncIterator[Session]:
+        """Start a session (``session_id`` None) or resume one, holding its write lock for
+        the block. Raises ``session_locked`` when another writer holds it, and
+        ``session_not_found`` for an unknown id.
+
+        ``front_end`` receives the events and approves calls (default: nobody, so an ask
+        ends as ``approval_unavailable``). ``cwd`` is where tools run: by default the
+        directory the session was started in (a resumed session keeps it), else the
+        current one.
+        """
+        front_end = front_end if front_end is not None else CallbackFrontEnd()
+        backend = self.backend
+        given_cwd = _absolute(cwd)
+        if session_id is None:
+            session_id = (await backend.create(title=title, cwd=given_cwd or _absolute("."))).id
+        async with backend.open_writer(session_id, wait=wait) as writer:
+            state = await writer.state()
+            session_cwd = given_cwd or state.cwd or _absolute(".")
+            if state.cwd != session_cwd:
+                state = attrs.evolve(state, cwd=session_cwd)
+                await writer.set_state(state)
+            broker: ApprovalCallback | None = None
+            if front_end.can_approve or self.approval_wait > 0:
+                broker = ApprovalBroker(
+                    session_id=session_id,
+                    writer=writer,
+                    backend=backend,
+                    front_end=front_end,
+                    wait=self.approval_wait,
+                )
+            skills = agent.skills.for_session()
+            dispatcher = Dispatcher.for_agent(
+                agent,
+                host=self.host,
+                approval=broker,
+                cwd=session_cwd,
+                max_output_bytes=max_output_bytes,
+                skills=skills,
+                hook_events=False,
+            )
+            tools = [
+                ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
+                for d in model_definitions(agent, self.host)
+            ]
+            session = Session(
+                agent=agent,
+                provider=provider,
+                writer=writer,
+                dispatcher=dispatcher,
+                host=self.host,
+                tools=tools,
+                resolve_var=resolve_var,
+                skills=skills,
+                front_end=front_end,
+            )
+            if isinstance(broker, ApprovalBroker):
+                broker.emit = session.emit_event
+            await session._prepare()
+            yield session

@@ -1,0 +1,155 @@
+"""The turn's transcript records: the assistant message as it streams, the result
+messages a call's result and an interruption become, and the digests that tell when a
+session's tools changed. Pure functions and one mutable draft; no I/O."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from raw_core.errors import ProviderFailed
+from raw_core.frozen import thaw
+from raw_core.runtime.events import LoopEvent, TextDelta, Usage
+from raw_core.runtime.provider import (
+    ModelTool,
+    PartEvent,
+    StopEvent,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+)
+from raw_core.runtime.provider import TextDelta as ProviderText
+from raw_core.sessions.messages import (
+    AssistantMessage,
+    ImageBlock,
+    JsonBlock,
+    Message,
+    ProviderPart,
+    TextBlock,
+    ToolCall,
+    ToolResultMessage,
+    VarPlaceholder,
+)
+from raw_core.tools.results import ToolResult
+
+__all__ = [
+    "INTERRUPTED",
+    "Draft",
+    "error_message",
+    "has_placeholder",
+    "result_message",
+    "tool_digest",
+]
+
+INTERRUPTED = (
+    "raw stopped before this call finished (the process ended during the turn);"
+    " it may or may not have run"
+)
+
+
+def result_message(call_id: str, result: ToolResult) -> ToolResultMessage:
+    blocks: list[Any] = []
+    for block in result.content:
+        kind = block["type"]
+        if kind == "text":
+            blocks.append(TextBlock(text=block["text"]))
+        elif kind == "json":
+            blocks.append(JsonBlock(json_text=json.dumps(thaw(block["json"]), ensure_ascii=False)))
+        elif kind == "image":
+            blocks.append(ImageBlock(media_type=block["media_type"], data=block["data"]))
+        elif kind == "var":
+            blocks.append(VarPlaceholder(name=block["name"]))
+    return ToolResultMessage(
+        tool_call_id=call_id,
+        status=result.status,
+        error_code=result.code if result.is_error else None,
+        content=tuple(blocks),
+    )
+
+
+def error_message(call_id: str, code: str, text: str) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=call_id,
+        status="error",
+        error_code=code,
+        content=(TextBlock(text=f"error [{code}]: {text}"),),
+    )
+
+
+def has_placeholder(messages: Sequence[Message]) -> bool:
+    return any(
+        isinstance(m, ToolResultMessage) and any(isinstance(b, VarPlaceholder) for b in m.content)
+        for m in messages
+    )
+
+
+def tool_digest(tool: ModelTool) -> str:
+    text = json.dumps([tool.description, tool.input_schema], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@attrs.define
+class Draft:
+    """The assistant message being streamed; committed only when the stream completes."""
+
+    text: list[str] = attrs.Factory(list)
+    calls: dict[int, list[Any]] = attrs.Factory(dict)  # index -> [id, name, [args], ended]
+    parts: list[ProviderPart] = attrs.Factory(list)
+    stop: str | None = None
+
+    def message(self, step: int) -> AssistantMessage:
+        if self.stop is None:
+            raise ProviderFailed("the response stream ended without a stop reason")
+        calls = []
+        for index in sorted(self.calls):
+            call_id, name, pieces, ended = self.calls[index]
+            if not ended:
+                raise ProviderFailed(f"tool call {index} ({name}) never ended")
+            calls.append(
+                ToolCall(id=call_id or f"call_{step}_{index}", name=name, arguments="".join(pieces))
+            )
+        return AssistantMessage(
+            text="".join(self.text), tool_calls=tuple(calls), provider_parts=tuple(self.parts)
+        )
+
+    def take(
+        self, event: Any, step: int, emit: Callable[[LoopEvent], None], listening: bool
+    ) -> None:
+        """Add one provider event to the draft; text and usage are also given to ``emit``
+        (when someone listens). A malformed stream is ``provider_error``."""
+        draft = self
+        if isinstance(event, ProviderText):
+            draft.text.append(event.text)
+            if listening:
+                emit(TextDelta(text=event.text, step=step))
+        elif isinstance(event, ToolCallStart):
+            draft.calls[event.index] = [event.id, event.name, [], False]
+        elif isinstance(event, ToolCallDelta):
+            if event.index not in draft.calls:
+                raise ProviderFailed(f"arguments for tool call {event.index}, which never started")
+            draft.calls[event.index][2].append(event.arguments)
+        elif isinstance(event, ToolCallEnd):
+            if event.index not in draft.calls:
+                raise ProviderFailed(f"tool call {event.index} ended but never started")
+            draft.calls[event.index][3] = True
+        elif isinstance(event, PartEvent):
+            draft.parts.append(event.part)
+        elif isinstance(event, UsageEvent) and listening:
+            emit(
+                Usage(
+                    input_tokens=event.input_tokens,
+                    output_tokens=event.output_tokens,
+                    cache_read_tokens=event.cache_read_tokens,
+                    cache_write_tokens=event.cache_write_tokens,
+                    step=step,
+                )
+            )
+        elif isinstance(event, StopEvent):
+            draft.stop = event.reason
+        elif not isinstance(event, UsageEvent):
+            raise ProviderFailed(f"unknown provider event {type(event).__name__}")
