@@ -24,10 +24,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from raw_core._re2 import compile_pattern
 from raw_core.config import Predicate, Rule
 from raw_core.policy import Decision, Policy
 from raw_core.policy._glob import Glob
-from raw_core.policy._re2 import compile_pattern
 from raw_core.policy.predicate import ToolShape, bind_predicate, compile_accessor, parse_path
 
 RM = r"(^|[;&|()\n])\s*(sudo\s+)?(/usr/bin/|/bin/)?rm(\s|$)"

@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from raw_core._re2 import CompiledPattern, PatternError, compile_pattern
 from raw_core.config import Predicate
-from raw_core.policy._re2 import CompiledPattern, PatternError, compile_pattern
 from raw_core.tools._schema import prepare_schema
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ import fastjsonschema
 from fastjsonschema.draft07 import CodeGeneratorDraft07
 from fastjsonschema.ref_resolver import RefResolver
 
-from raw_core.policy._re2 import PatternError, compile_pattern
+from raw_core._re2 import PatternError, compile_pattern
 
 __all__ = [
     "SchemaDefinitionError",
