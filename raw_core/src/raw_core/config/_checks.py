@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from raw_core._convert import FieldProblem, json_kind
+from raw_core._identity import parse_identity
 from raw_core.errors import ConfigInvalid
-from raw_core.tools.identity import parse_identity
 
 if TYPE_CHECKING:
     from raw_core.config._model import BackendConfig, ConfigSection, _ConfigFile

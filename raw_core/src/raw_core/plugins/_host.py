@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 import attrs
 import pluggy
 
+from raw_core._identity import RESERVED_SOURCES, SEGMENT_RE
 from raw_core.errors import PluginConflict, PluginInvalid
 from raw_core.plugins import hookspecs
-from raw_core.tools.identity import RESERVED_SOURCES, SEGMENT_RE
 
 if TYPE_CHECKING:
     from raw_core.config import ConfigSection
