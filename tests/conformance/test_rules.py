@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from raw_core.agent import Agent, load_agent
 from raw_core.cli import cli
 from raw_core.config import Predicate, Rule, load_config, parse_config
-from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, ToolNotExposed
 from raw_core.plugins import PluginHost, ToolFolder
 from raw_core.plugins.hookspecs import hookimpl
@@ -290,10 +289,10 @@ def test_deny_removes_the_schema_and_rejects_direct_calls(
     names = [d.identity for d in agent.definitions()]
     assert ("builtin/bash" in names) is exposed
     if exposed:
-        assert Dispatcher.for_agent(agent, host=None).select("bash").identity == "builtin/bash"
+        assert agent.dispatcher(host=None).select("bash").identity == "builtin/bash"
         return
     with pytest.raises(ToolNotExposed) as caught:
-        Dispatcher.for_agent(agent, host=None).select("bash")
+        agent.dispatcher(host=None).select("bash")
     assert caught.value.code == "tool_not_exposed"
 
 

@@ -11,7 +11,6 @@ import pytest
 
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
-from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
 from raw_core.plugins import PluginHost, ToolFolder
 from raw_core.plugins.hookspecs import hookimpl
@@ -61,7 +60,7 @@ def test_agent_policy_and_definitions(tmp_path: Path, builtin_host: PluginHost) 
         "builtin/bash",
         "builtin/write_file",
     ]
-    step_one = Dispatcher.for_agent(agent, host=builtin_host).select
+    step_one = agent.dispatcher(host=builtin_host).select
     assert step_one("bash").identity == "builtin/bash"
     with pytest.raises(ToolNotExposed) as caught:
         step_one("write_file")

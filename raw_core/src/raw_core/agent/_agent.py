@@ -10,6 +10,7 @@ by an async source (an MCP server, say) is ``tool_source_unavailable`` there.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +20,8 @@ import attrs
 from raw_core.agent.skills import SkillService, find_skills
 from raw_core.agent.variables import VarService
 from raw_core.config import AgentConfig, Config
+from raw_core.dispatch import Dispatcher
+from raw_core.dispatch.calls import ApprovalCallback, SkillReader
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
 from raw_core.tools.loader import ToolLoader
@@ -50,6 +53,34 @@ class Agent:
     policy: Policy = attrs.field(default=attrs.Factory(_bind_policy, takes_self=True))
     skills: SkillService = attrs.field(factory=lambda: SkillService([]))
     vars: VarService = attrs.field(factory=lambda: VarService({}, ()))
+
+    def dispatcher(
+        self,
+        *,
+        host: PluginHost | None,
+        approval: ApprovalCallback | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        max_output_bytes: int | None = None,
+        skills: SkillReader | None = None,
+        hook_events: bool = True,
+    ) -> Dispatcher:
+        """The agent's dispatcher: its tools, rules, variables, skills, result cap
+        and handler time limit, as its config says. This is the one place raw maps an
+        agent onto a dispatcher, so a turn, ``raw tools call`` and ``raw policy explain``
+        cannot differ. ``max_output_bytes`` overrides the agent's cap; ``skills`` is the
+        session's view of the agent's skills (a fresh one by default)."""
+        return Dispatcher(
+            self.registry,
+            self.policy,
+            host=host,
+            approval=approval,
+            cwd=cwd,
+            max_output_bytes=max_output_bytes or self.config.max_output_bytes,
+            handler_timeout=self.config.handler_timeout_ms / 1000,
+            vars=self.vars,
+            skills=skills if skills is not None else self.skills.for_session(),
+            hook_events=hook_events,
+        )
 
     def definitions(self) -> list[ToolDefinition]:
         """What the model receives: the exposed tools, in ``tools.use`` order.

@@ -350,7 +350,6 @@ class App:
         The result is what the model would receive: a variable's placeholder (from
         ``read_var``) is filled in with the value, as a turn does when it builds a
         request. Nothing is stored."""
-        from raw_core.dispatch import Dispatcher
         from raw_core.dispatch.calls import ToolCall
         from raw_core.tools.results import ToolResult
 
@@ -363,8 +362,7 @@ class App:
                         f"{identity} is not selected by agent {loaded.name!r}", tool=identity
                     )
                 )
-            dispatcher = Dispatcher.for_agent(
-                loaded,
+            dispatcher = loaded.dispatcher(
                 host=self.host,
                 approval=approval_of(front_end),
                 cwd=cwd,
@@ -388,10 +386,9 @@ class App:
         matched or not and why, each hook's answer, and the verdicts. Raises
         ``tool_unknown``, ``invalid_arguments`` or ``effects_invalid``."""
         from raw_core.app._explain import explain_call
-        from raw_core.dispatch import Dispatcher
 
         async with self.agent(agent) as loaded:
-            dispatcher = Dispatcher.for_agent(loaded, host=self.host, cwd=cwd)
+            dispatcher = loaded.dispatcher(host=self.host, cwd=cwd)
             return await explain_call(dispatcher, loaded, identity, arguments, host=self.host)
 
     def describe_models(self) -> list[dict[str, Any]]:

@@ -24,19 +24,26 @@ import logging
 import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import Any, Final
 
 import anyio
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
+from raw_core.dispatch._support import (
+    ALLOW,
+    AllowAll,
+    PolicyDecision,
+    PolicyView,
+    PreparedCall,
+    check_sealed,
+    wrap_middleware,
+)
 from raw_core.dispatch.calls import (
     ApprovalCallback,
     ApprovalRequest,
     CallInfo,
-    CallNext,
     CancellationSignal,
-    Middleware,
     SkillReader,
     ToolCall,
     ToolContext,
@@ -50,7 +57,6 @@ from raw_core.errors import (
     Denied,
     EffectsInvalid,
     HandlerError,
-    HookFailed,
     InvalidArguments,
     RawError,
     Timeout,
@@ -75,9 +81,6 @@ from raw_core.tools.results import (
     normalize_content,
 )
 
-if TYPE_CHECKING:
-    from raw_core.agent import Agent
-
 __all__ = [
     "DEFAULT_HANDLER_TIMEOUT",
     "DEFAULT_MAX_ARGUMENT_BYTES",
@@ -91,69 +94,6 @@ logger = logging.getLogger("raw_core.dispatch")
 
 DEFAULT_MAX_ARGUMENT_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_HANDLER_TIMEOUT: Final = DEFAULT_HANDLER_TIMEOUT_MS / 1000  # seconds, as config's
-
-
-class PolicyDecision(Protocol):
-    """What the policy answers for one call."""
-
-    @property
-    def verdict(self) -> str: ...
-
-    @property
-    def rule(self) -> int | None: ...
-
-
-class PolicyView(Protocol):
-    """The part of :class:`raw_core.policy.Policy` the dispatcher uses."""
-
-    def is_exposed(self, identity: str) -> bool: ...
-
-    def check_exposed(self, identity: str) -> None: ...
-
-    def decide(self, identity: str, arguments: Any, effects: Any = None) -> PolicyDecision: ...
-
-
-class _Allowed:
-    verdict = "allow"
-    rule = None
-
-
-class _AllowAll:
-    """The policy of an agent without rules: everything is exposed and allowed."""
-
-    def is_exposed(self, identity: str) -> bool:
-        return True
-
-    def check_exposed(self, identity: str) -> None:
-        """Every selected tool is exposed."""
-
-    def decide(self, identity: str, arguments: Any, effects: Any = None) -> PolicyDecision:
-        return _Allowed()
-
-
-_ALLOW: Final = Verdict(decision="allow")
-
-
-class PreparedCall:
-    """A call after steps 1-3: its tool, frozen arguments and effects, the context its
-    handler gets, and the payload hooks see."""
-
-    __slots__ = ("arguments", "context", "effects", "info", "tool")
-
-    def __init__(
-        self,
-        *,
-        tool: LoadedTool,
-        arguments: Any,
-        effects: Any,
-        context: ToolContext,
-        info: CallInfo,
-    ) -> None:
-        self.tool = tool
-        self.arguments = arguments
-        self.effects = effects
-        self.context = context
-        self.info = info
 
 
 class Dispatcher:
@@ -186,7 +126,7 @@ class Dispatcher:
         hook_events: bool = True,
     ) -> None:
         self.registry = registry
-        self.policy: PolicyView = policy if policy is not None else _AllowAll()
+        self.policy: PolicyView = policy if policy is not None else AllowAll()
         self.host = host
         self.approval = approval
         self.cwd = os.path.abspath(cwd) if cwd is not None else os.getcwd()
@@ -199,36 +139,6 @@ class Dispatcher:
         self.skills = skills
         self._async_handlers: dict[str, bool] = {}
         self.hook_events = hook_events
-
-    @classmethod
-    def for_agent(
-        cls,
-        agent: Agent,
-        *,
-        host: PluginHost | None,
-        approval: ApprovalCallback | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        max_output_bytes: int | None = None,
-        skills: SkillReader | None = None,
-        hook_events: bool = True,
-    ) -> Dispatcher:
-        """The dispatcher of ``agent``: its tools, rules, variables, skills, result cap
-        and handler time limit, as its config says. This is the one place raw maps an
-        agent onto a dispatcher, so a turn, ``raw tools call`` and ``raw policy explain``
-        cannot differ. ``max_output_bytes`` overrides the agent's cap; ``skills`` is the
-        session's view of the agent's skills (a fresh one by default)."""
-        return cls(
-            agent.registry,
-            agent.policy,
-            host=host,
-            approval=approval,
-            cwd=cwd,
-            max_output_bytes=max_output_bytes or agent.config.max_output_bytes,
-            handler_timeout=agent.config.handler_timeout_ms / 1000,
-            vars=agent.vars,
-            skills=skills if skills is not None else agent.skills.for_session(),
-            hook_events=hook_events,
-        )
 
     def _is_async(self, tool: LoadedTool) -> bool:
         """Whether the handler is ``async def`` (asked once per tool, then remembered)."""
@@ -268,10 +178,10 @@ class Dispatcher:
                     limit=self.hook_timeout,
                     wait=lambda answer, limit: self._guard(signal, limit, answer),
                 )
-                _check_sealed(sealed, arguments, effects, "a check hook")
+                check_sealed(sealed, arguments, effects, "a check hook")
             if verdict.decision == "ask":
                 await self._approve(info, verdict, signal)
-                _check_sealed(sealed, arguments, effects, "the approval callback")
+                check_sealed(sealed, arguments, effects, "the approval callback")
             result = await self._run(tool, info, context, signal, sealed)
         except RawError as error:  # DispatchError, or a RawError a handler raised
             result = ToolResult.from_error(error, effects=effects)
@@ -389,7 +299,7 @@ class Dispatcher:
             )
         if decision.verdict == "ask":
             return Verdict(decision="ask", reason=f"rule {rule} of tools.rules asks")
-        return _ALLOW
+        return ALLOW
 
     async def _approve(self, info: CallInfo, verdict: Verdict, signal: CancellationSignal) -> None:
         if self.approval is None:
@@ -429,7 +339,7 @@ class Dispatcher:
 
         async def call_handler() -> Any:
             if sealed and middlewares:  # checked already after the hooks and approval
-                _check_sealed(sealed, info.arguments, info.effects, "a call middleware")
+                check_sealed(sealed, info.arguments, info.effects, "a call middleware")
             try:
                 if self._is_async(tool):
                     return await tool.handler(info.arguments, context)
@@ -448,7 +358,7 @@ class Dispatcher:
 
         invoke: Callable[[], Awaitable[Any]] = call_handler
         for name, middleware in reversed(middlewares):
-            invoke = _wrap(middleware, name, info, invoke)
+            invoke = wrap_middleware(middleware, name, info, invoke)
         returned = await self._guard(signal, self.handler_timeout, invoke())
         return self._result(returned, info.effects)
 
@@ -523,26 +433,3 @@ class Dispatcher:
             }
 
         emit_event(self.host if self.hook_events else None, self.observers, make)
-
-
-def _check_sealed(sealed: str, arguments: Any, effects: Any, who: str) -> None:
-    """Fail closed when the validated arguments or effects no longer read as they did."""
-    if sealed and fingerprint([arguments, effects]) != sealed:
-        raise HookFailed(
-            f"{who} changed the call's arguments or effects after they were validated;"
-            " they are never rewritten, so the call is stopped"
-        )
-
-
-def _wrap(middleware: Middleware, name: str, info: CallInfo, inner: CallNext) -> CallNext:
-    async def wrapped() -> Any:
-        try:
-            return await middleware(info, inner)
-        except RawError:
-            raise
-        except Exception as exc:
-            raise HandlerError(
-                f"call middleware of plug-in {name!r} raised {type(exc).__name__}: {exc}", hook=name
-            ) from exc
-
-    return wrapped

@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 import attrs
 
 from raw_core.agent import Agent
-from raw_core.dispatch import Dispatcher
 from raw_core.dispatch.calls import ApprovalCallback
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import model_definitions
@@ -91,8 +90,7 @@ class Runtime:
                     wait=self.approval_wait,
                 )
             skills = agent.skills.for_session()
-            dispatcher = Dispatcher.for_agent(
-                agent,
+            dispatcher = agent.dispatcher(
                 host=self.host,
                 approval=broker,
                 cwd=session_cwd,

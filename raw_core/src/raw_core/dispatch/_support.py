@@ -1,0 +1,108 @@
+"""What the dispatch pipeline uses beside its steps: the view of the policy it asks, the
+record of a prepared call, the check that nothing rewrote a call's frozen values, and
+the wrapper that names a failing call middleware's plug-in."""
+
+from __future__ import annotations
+
+from typing import Any, Final, Protocol
+
+from raw_core.dispatch.calls import CallInfo, CallNext, Middleware, ToolContext, Verdict
+from raw_core.errors import HandlerError, HookFailed, RawError
+from raw_core.frozen import fingerprint
+from raw_core.tools.loader import LoadedTool
+
+__all__ = [
+    "ALLOW",
+    "AllowAll",
+    "PolicyDecision",
+    "PolicyView",
+    "PreparedCall",
+    "check_sealed",
+    "wrap_middleware",
+]
+
+
+class PolicyDecision(Protocol):
+    """What the policy answers for one call."""
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def rule(self) -> int | None: ...
+
+
+class PolicyView(Protocol):
+    """The part of :class:`raw_core.policy.Policy` the dispatcher uses."""
+
+    def is_exposed(self, identity: str) -> bool: ...
+
+    def check_exposed(self, identity: str) -> None: ...
+
+    def decide(self, identity: str, arguments: Any, effects: Any = None) -> PolicyDecision: ...
+
+
+class _Allowed:
+    verdict = "allow"
+    rule = None
+
+
+class AllowAll:
+    """The policy of an agent without rules: everything is exposed and allowed."""
+
+    def is_exposed(self, identity: str) -> bool:
+        return True
+
+    def check_exposed(self, identity: str) -> None:
+        """Every selected tool is exposed."""
+
+    def decide(self, identity: str, arguments: Any, effects: Any = None) -> PolicyDecision:
+        return _Allowed()
+
+
+ALLOW: Final = Verdict(decision="allow")
+
+
+class PreparedCall:
+    """A call after steps 1-3: its tool, frozen arguments and effects, the context its
+    handler gets, and the payload hooks see."""
+
+    __slots__ = ("arguments", "context", "effects", "info", "tool")
+
+    def __init__(
+        self,
+        *,
+        tool: LoadedTool,
+        arguments: Any,
+        effects: Any,
+        context: ToolContext,
+        info: CallInfo,
+    ) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        self.effects = effects
+        self.context = context
+        self.info = info
+
+
+def check_sealed(sealed: str, arguments: Any, effects: Any, who: str) -> None:
+    """Fail closed when the validated arguments or effects no longer read as they did."""
+    if sealed and fingerprint([arguments, effects]) != sealed:
+        raise HookFailed(
+            f"{who} changed the call's arguments or effects after they were validated;"
+            " they are never rewritten, so the call is stopped"
+        )
+
+
+def wrap_middleware(middleware: Middleware, name: str, info: CallInfo, inner: CallNext) -> CallNext:
+    async def wrapped() -> Any:
+        try:
+            return await middleware(info, inner)
+        except RawError:
+            raise
+        except Exception as exc:
+            raise HandlerError(
+                f"call middleware of plug-in {name!r} raised {type(exc).__name__}: {exc}", hook=name
+            ) from exc
+
+    return wrapped
