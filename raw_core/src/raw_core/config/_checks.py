@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import attrs
 
@@ -17,7 +17,7 @@ from raw_core.errors import ConfigInvalid
 
 if TYPE_CHECKING:
     from raw_core.config._model import BackendConfig, ConfigSection, _ConfigFile
-    from raw_core.plugins import PluginHost
+    from raw_core.sessions.backend import SessionBackendRecord
 
 __all__ = [
     "MAX_EXPIRY_DAYS",
@@ -98,7 +98,22 @@ def explain_unknown(
     ]
 
 
-def backend_problems(backend: BackendConfig, host: PluginHost | None) -> list[FieldProblem]:
+class PluginRecords(Protocol):
+    """What the config checks ask of the plug-in host (a
+    :class:`raw_core.plugins.PluginHost` is one): the config sections and session backends
+    the plug-ins register, and which plug-in registered one. A protocol, because the
+    plug-ins sit above the config, which they register sections of."""
+
+    def config_sections(self) -> Mapping[str, ConfigSection]: ...
+
+    def session_backends(self) -> Mapping[str, SessionBackendRecord]: ...
+
+    def registered_by(
+        self, kind: Literal["config_section", "session_backend"], name: str
+    ) -> str: ...
+
+
+def backend_problems(backend: BackendConfig, host: PluginRecords | None) -> list[FieldProblem]:
     """``sessions.backend``: SQLite's options here, a plug-in backend's by its record."""
     base = "$.sessions.backend"
     if backend.type == "sqlite":

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import attrs
 import cattrs
@@ -36,6 +36,7 @@ from raw_core._convert import (
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.config._checks import (
     SQLITE_OPTIONS,
+    PluginRecords,
     backend_problems,
     explain_unknown,
     reference_problems,
@@ -44,9 +45,6 @@ from raw_core.config._checks import (
 )
 from raw_core.errors import ConfigInvalid, ConfigNotFound
 from raw_core.frozen import FrozenDict, freeze
-
-if TYPE_CHECKING:
-    from raw_core.plugins import PluginHost
 
 __all__ = [
     "CORE_SECTIONS",
@@ -329,7 +327,7 @@ _CONVERTER: Final = _make_converter()
 
 
 def parse_config(
-    text: str | bytes, *, path: Path | None = None, host: PluginHost | None = None
+    text: str | bytes, *, path: Path | None = None, host: PluginRecords | None = None
 ) -> Config:
     """Parse and check the text of a config file; every error names its JSON path.
 
@@ -397,7 +395,7 @@ def _invalid(problems: list[FieldProblem], where: str) -> ConfigInvalid:
     return error
 
 
-def load_config(path: str | os.PathLike[str], *, host: PluginHost | None = None) -> Config:
+def load_config(path: str | os.PathLike[str], *, host: PluginRecords | None = None) -> Config:
     """Read and check the config file at ``path`` (see :func:`parse_config` for ``host``)."""
     file = Path(os.path.abspath(path))
     try:
