@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import anyio
 import attrs
@@ -26,8 +26,6 @@ from raw_core.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
     from pluggy import HookImpl
-
-    from raw_core.agent import Agent
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -77,7 +75,14 @@ def describe_definitions(
     return result
 
 
-def model_definitions(agent: Agent, host: PluginHost | None) -> list[ToolDefinition]:
+class ToolSelection(Protocol):
+    """What :func:`model_definitions` reads of an agent (a :class:`raw_core.agent.Agent`
+    is one); a protocol, because the agent sits above the plug-ins."""
+
+    def definitions(self) -> list[ToolDefinition]: ...
+
+
+def model_definitions(agent: ToolSelection, host: PluginHost | None) -> list[ToolDefinition]:
     """What the model receives of ``agent``'s tools: the exposed ones in ``tools.use``
     order, with descriptions rewritten by the plug-ins' ``raw_tool_describe`` hooks. A turn
     and ``raw tools list`` both show this."""
