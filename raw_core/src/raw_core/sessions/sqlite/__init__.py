@@ -49,9 +49,10 @@ from raw_core.sessions.messages import (
     message_to_dict,
 )
 from raw_core.sessions.sqlite._ids import new_request_id
-from raw_core.sessions.sqlite.backend import SQLITE_BACKEND, SqliteBackend, SqliteWriter
+from raw_core.sessions.sqlite.backend import SqliteBackend, SqliteWriter
 from raw_core.sessions.sqlite.entries import tool_output_for
 from raw_core.sessions.sqlite.reader import MAX_PAGE_SIZE, SessionReader
+from raw_core.sessions.sqlite.record import SQLITE_BACKEND
 from raw_core.sessions.sqlite.store import (
     DEFAULT_EXPIRE_AFTER_DAYS,
     SessionStore,

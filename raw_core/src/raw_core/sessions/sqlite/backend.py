@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from pathlib import Path
@@ -41,13 +41,12 @@ from typing import Any, Final, TypeVar
 import anyio
 import anyio.to_thread
 
-from raw_core.errors import ConfigInvalid, StoreUnavailable
+from raw_core.errors import StoreUnavailable
 from raw_core.sessions.backend import (
     ApprovalAnswer,
     DisplayPage,
     PendingRequest,
     RequestState,
-    SessionBackendRecord,
     SessionInfo,
     SessionState,
 )
@@ -67,7 +66,7 @@ from raw_core.sessions.sqlite.store import (
 )
 from raw_core.sessions.sqlite.writer import SessionWriter
 
-__all__ = ["POLL_INTERVAL", "SQLITE_BACKEND", "SqliteBackend", "SqliteWriter"]
+__all__ = ["POLL_INTERVAL", "SqliteBackend", "SqliteWriter"]
 
 POLL_INTERVAL: Final = 0.05
 """Seconds between two looks for other processes' commits while a wait is open."""
@@ -488,48 +487,3 @@ class SqliteBackend:
 
         request: PendingRequest = await self._until(request_id, look)
         return request
-
-
-# --- the backend record ------------------------------------------------------------------
-
-
-def validate_config(options: Mapping[str, Any], field: str) -> None:
-    """Check the ``sessions.backend`` options of the SQLite backend: only ``directory``, an
-    absolute path or one starting with ``~`` (``type`` is the section's own key)."""
-    for key, value in options.items():
-        if key == "type":
-            continue
-        if key != "directory":
-            raise ConfigInvalid(
-                f"expected only the option directory for the sqlite session backend, found {key!r}",
-                field=f"{field}.{key}",
-            )
-        if not isinstance(value, str) or not value:
-            raise ConfigInvalid(
-                "expected the folder of the session store as a non-empty string, found "
-                f"{type(value).__name__ if not isinstance(value, str) else 'an empty one'}",
-                field=f"{field}.directory",
-            )
-        if not os.path.isabs(os.path.expanduser(value)):
-            raise ConfigInvalid(
-                f"expected an absolute folder (or one starting with ~), found {value!r}",
-                field=f"{field}.directory",
-            )
-
-
-def _directory(options: Mapping[str, Any]) -> str | None:
-    directory = options.get("directory")
-    return None if directory is None else os.path.expanduser(directory)
-
-
-async def _open_backend(
-    *, options: Mapping[str, Any], expire_after_days: float = DEFAULT_EXPIRE_AFTER_DAYS
-) -> SqliteBackend:
-    """The record's factory: the backend in ``options["directory"]`` or the default one."""
-    return await SqliteBackend.open(_directory(options), expire_after_days=expire_after_days)
-
-
-SQLITE_BACKEND: Final = SessionBackendRecord(
-    name="sqlite", factory=_open_backend, validate_config=validate_config
-)
-"""Raw's own session backend, as a plug-in would register one."""
