@@ -16,6 +16,14 @@ the :class:`Runtime` from a config; an embedding app may also build one itself::
     runtime = Runtime(backend, host=host)
     async with runtime.open_session(agent, provider, front_end=front_end) as session:
         ended = await session.run_turn("Fix the failing test")
+
+Why this module is longer than the rest (about 600 lines): :class:`Session` is the turn's
+one state machine. Its parts share that state — the writer, the in-memory model context,
+the pending and running calls, the turn's cancel scope — and each step reads and changes
+it, so splitting the class would hand that state around between modules. What has no
+share in it lives apart: the streamed draft and the transcript records in
+:mod:`raw_core.runtime._transcript`, the :class:`~raw_core.runtime.Runtime` that opens
+sessions in :mod:`raw_core.runtime._runtime`.
 """
 
 from __future__ import annotations
