@@ -1,73 +1,112 @@
-"""Who may import whom: the front ends compose nothing themselves.
+"""Who may import whom: the front ends compose nothing themselves, and no distribution
+reaches into another's private modules.
 
 The reference CLI is one client of the session service (``raw_core.app``): it parses
 arguments and renders, and builds no dispatcher, store, provider or runtime itself. These
-tests read every module of ``raw_core.cli`` (imports inside functions included) and fail
-when one imports a module that composes the runtime.
+tests read every module (imports inside functions and under ``TYPE_CHECKING`` included)
+and fail on an import the rules do not allow.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import raw_builtin_tools
 import raw_core
+import raw_providers
 
 CLI = Path(raw_core.__file__).parent / "cli"
 
-# The conversation's record types, which the CLI renders (not a part that composes).
-RECORDS = ("raw_core.sessions.messages",)
+# What the CLI may import of raw: the facade, the session service (which also re-exports
+# the records a front end renders), its own modules, the errors and the demo's files.
+CLI_ALLOWED = ("raw_core", "raw_core.app", "raw_core.errors", "raw_core.demo")
+CLI_OWN = "raw_core.cli"
 
-# What composes the runtime: only raw_core.app may put these together.
-COMPOSITION = (
-    "raw_core.agent",
-    "raw_core.runtime.approvals",
-    "raw_core.sessions.backend",
-    "raw_core.dispatch",
-    "raw_core.plugins.hooks",
-    "raw_core.tools.loader",
-    "raw_core.runtime.loop",
-    "raw_core.runtime.models",
-    "raw_core.plugins",
-    "raw_core.policy",
-    "raw_core.runtime.provider",
-    "raw_core.tools.registry",
-    "raw_core.runtime.scripted",
-    "raw_core.tools.sources",
-    "raw_core.sessions.sqlite",
-    "raw_providers",
-    "raw_builtin_tools",
-)
+DISTRIBUTIONS = {
+    "raw_core": Path(raw_core.__file__).parent,
+    "raw_builtin_tools": Path(raw_builtin_tools.__file__).parent,
+    "raw_providers": Path(raw_providers.__file__).parent,
+}
 
 
-def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """``(line, module)`` for every import in the file, at any depth."""
-    found = []
+def module_name(path: Path, root: Path, package: str) -> str:
+    parts = [package, *path.relative_to(root).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, module: str | None = None) -> Iterator[tuple[int, str]]:
+    """``(line, module)`` for every import in the file, at any depth; with ``module`` (the
+    file's dotted name), relative imports are resolved against it."""
+    is_package = path.name == "__init__.py"
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module is not None and not node.level:
-            found.append((node.lineno, node.module))
-    return found
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                assert module is not None, f"{path}: a relative import"
+                base = module.split(".")
+                if not is_package:
+                    base = base[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                assert node.module is not None
+                target = node.module
+            yield node.lineno, target
+            # ``from package import _private`` names a private module too.
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    yield node.lineno, f"{target}.{alias.name}"
+
+
+def _cli_may_import(module: str) -> bool:
+    if module.split(".")[0] not in DISTRIBUTIONS:
+        return True  # the standard library and third-party packages (click...)
+    return module in CLI_ALLOWED or module == CLI_OWN or module.startswith(CLI_OWN + ".")
 
 
 @pytest.mark.parametrize("path", sorted(CLI.glob("*.py")), ids=lambda p: p.name)
-def test_the_cli_composes_nothing_itself(path: Path) -> None:
+def test_the_cli_imports_only_the_app_its_own_modules_and_the_facade(path: Path) -> None:
+    module = module_name(path, CLI, "raw_core.cli")
     offending = [
-        f"line {line}: {module}"
-        for line, module in imported_modules(path)
-        if module not in RECORDS
-        and any(module == banned or module.startswith(banned + ".") for banned in COMPOSITION)
+        f"line {line}: {target}"
+        for line, target in imported_modules(path, module)
+        if not _cli_may_import(target)
     ]
     assert offending == [], f"{path.name} imports what only raw_core.app composes"
 
 
 def test_the_cli_reaches_the_runtime_through_the_app() -> None:
-    users = [
-        path.name
-        for path in CLI.glob("*.py")
-        if any(module == "raw_core.app" for _, module in imported_modules(path))
-    ]
-    assert sorted(users) == ["_app.py", "config.py"]
+    """Two modules build the App; the others take it from them (``with_app``)."""
+    users = []
+    for path in CLI.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "raw_core.app"
+                and any(alias.name == "App" for alias in node.names)
+            ):
+                users.append(path.name)
+    assert sorted(set(users)) == ["_app.py", "config.py"]
+
+
+def _private(module: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in module.split("."))
+
+
+@pytest.mark.parametrize("distribution", sorted(DISTRIBUTIONS))
+def test_no_distribution_imports_another_ones_private_modules(distribution: str) -> None:
+    root = DISTRIBUTIONS[distribution]
+    offending = []
+    for path in sorted(root.rglob("*.py")):
+        module = module_name(path, root, distribution)
+        for line, target in imported_modules(path, module):
+            top = target.split(".")[0]
+            if top in DISTRIBUTIONS and top != distribution and _private(target):
+                offending.append(f"{path.relative_to(root)}:{line} {target}")
+    assert offending == [], f"{distribution} imports private modules of another distribution"

@@ -19,9 +19,34 @@ from raw_core.app._service import App, ToolListing
 if TYPE_CHECKING:
     from raw_core.app._explain import Explanation
     from raw_core.app._probe import ModelCheck
+    from raw_core.config.discovery import trust_folder, user_config_path
+    from raw_core.sessions.messages import (
+        AssistantMessage,
+        ImageBlock,
+        JsonBlock,
+        TextBlock,
+        UserMessage,
+        VarPlaceholder,
+    )
+    from raw_core.tools.identity import RESERVED_SOURCES, SEGMENT_RE
 
 # Imported when first used (PEP 562): they bring the dispatcher and the providers' types.
-_LAZY = {"Explanation": "raw_core.app._explain", "ModelCheck": "raw_core.app._probe"}
+# The rest are what a front end renders or checks without composing anything: the
+# conversation's records, the user's config folder and trust, and the identity grammar.
+_LAZY = {
+    "Explanation": "raw_core.app._explain",
+    "ModelCheck": "raw_core.app._probe",
+    "trust_folder": "raw_core.config.discovery",
+    "user_config_path": "raw_core.config.discovery",
+    "AssistantMessage": "raw_core.sessions.messages",
+    "ImageBlock": "raw_core.sessions.messages",
+    "JsonBlock": "raw_core.sessions.messages",
+    "TextBlock": "raw_core.sessions.messages",
+    "UserMessage": "raw_core.sessions.messages",
+    "VarPlaceholder": "raw_core.sessions.messages",
+    "RESERVED_SOURCES": "raw_core.tools.identity",
+    "SEGMENT_RE": "raw_core.tools.identity",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -33,4 +58,19 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["App", "Explanation", "ModelCheck", "ToolListing"]
+__all__ = [
+    "RESERVED_SOURCES",
+    "SEGMENT_RE",
+    "App",
+    "AssistantMessage",
+    "Explanation",
+    "ImageBlock",
+    "JsonBlock",
+    "ModelCheck",
+    "TextBlock",
+    "ToolListing",
+    "UserMessage",
+    "VarPlaceholder",
+    "trust_folder",
+    "user_config_path",
+]

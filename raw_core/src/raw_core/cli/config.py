@@ -81,7 +81,7 @@ def init(path: Path | None) -> None:
     Its agent selects the seven starter tools and asks before any bash command that runs
     rm. An existing file is never overwritten.
     """
-    from raw_core.config.discovery import user_config_path
+    from raw_core.app import user_config_path
 
     target = path if path is not None else user_config_path()
     text = json.dumps(STARTER_CONFIG, indent=2) + "\n"
@@ -172,7 +172,7 @@ def trust(directory: Path | None) -> None:
     A project's raw.json can select agent/ tools and command variables, which run code, so
     raw reads it only from folders you trusted.
     """
-    from raw_core.config.discovery import trust_folder
+    from raw_core.app import trust_folder
 
     try:
         real = trust_folder(directory if directory is not None else Path(os.getcwd()))

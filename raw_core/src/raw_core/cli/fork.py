@@ -34,7 +34,7 @@ def _refuse(message: str, code: int = EXIT_USAGE) -> NoReturn:
 def _source(name: str) -> tuple[str, Path]:
     """The identity and folder of the plug-in tool ``name`` (``bash`` means ``builtin/bash``)."""
     from raw_core import PluginHost, parse_identity
-    from raw_core.tools.identity import RESERVED_SOURCES
+    from raw_core.app import RESERVED_SOURCES
 
     text = name if "/" in name else f"builtin/{name}"
     try:
@@ -108,7 +108,7 @@ def fork(name: str, dest: Path | None) -> None:
     destination), 1 when copying failed.
     """
     from raw_core import ToolLoader, user_tools_dir
-    from raw_core.tools.identity import SEGMENT_RE
+    from raw_core.app import SEGMENT_RE
 
     try:
         identity, source = _source(name)

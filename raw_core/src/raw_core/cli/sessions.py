@@ -62,7 +62,7 @@ def list_sessions(limit: int, as_json: bool) -> None:
 
 
 def _block_text(block: Any) -> str:
-    from raw_core.sessions.messages import ImageBlock, JsonBlock, TextBlock, VarPlaceholder
+    from raw_core.app import ImageBlock, JsonBlock, TextBlock, VarPlaceholder
 
     if isinstance(block, TextBlock):
         return block.text
@@ -76,7 +76,7 @@ def _block_text(block: Any) -> str:
 
 
 def _message_lines(message: Any) -> list[str]:
-    from raw_core.sessions.messages import AssistantMessage, UserMessage
+    from raw_core.app import AssistantMessage, UserMessage
 
     if isinstance(message, UserMessage):
         return [f"you: {' '.join(_block_text(b) for b in message.content)}"]
