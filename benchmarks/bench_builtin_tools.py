@@ -25,8 +25,8 @@ from raw_builtin_tools.toolkit import Hunk, LineKind, Patch, UpdateFile, render_
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ToolCall
 from raw_core.plugins import PluginHost
+from raw_core.tools.calls import ToolCall
 
 READ_CALLS = 200
 PATCH_CALLS = 100

@@ -23,8 +23,8 @@ from raw_core import hookimpl
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import CallInfo, ToolCall, Verdict
 from raw_core.plugins import PluginHost
+from raw_core.tools.calls import CallInfo, ToolCall, Verdict
 
 CALLS = 20000
 PEER_STEPS = (20, 200)

@@ -16,10 +16,10 @@ from raw_core import hookimpl
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import describe_definitions
 from raw_core.policy import Policy
+from raw_core.tools.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
 
 pytestmark = pytest.mark.anyio
 

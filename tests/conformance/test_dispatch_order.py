@@ -17,9 +17,9 @@ from raw_core import hookimpl
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ApprovalRequest, CallInfo, CancellationSignal, ToolCall, Verdict
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
+from raw_core.tools.calls import ApprovalRequest, CallInfo, CancellationSignal, ToolCall, Verdict
 from raw_core.tools.results import ToolResult
 
 pytestmark = pytest.mark.anyio

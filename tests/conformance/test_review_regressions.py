@@ -19,12 +19,12 @@ from raw_core._json import JsonInputError, loads_strict
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
 from raw_core.errors import ConfigInvalid, ManifestInvalid
 from raw_core.plugins import PluginHost
 from raw_core.runtime import Runtime
 from raw_core.runtime.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import AssistantMessage, SessionStore, SqliteBackend, UserMessage
+from raw_core.tools.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
 from raw_core.tools.loader import ToolLoader
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,6 @@ import pytest
 
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
-from raw_core.dispatch.calls import ApprovalRequest
 from raw_core.plugins import PluginHost
 from raw_core.runtime import Runtime, Session
 from raw_core.runtime.events import LoopEvent, TurnEnded
@@ -28,6 +27,7 @@ from raw_core.sessions.sqlite import (
     ToolResultMessage,
     UserMessage,
 )
+from raw_core.tools.calls import ApprovalRequest
 
 pytestmark = pytest.mark.anyio
 

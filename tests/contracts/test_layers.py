@@ -55,11 +55,6 @@ LAYERS = (
 
 # (importing module, imported module): the upward imports not yet removed.
 KNOWN = {
-    # The hook specs and the hook runner name the call records (CallInfo, Verdict,
-    # Middleware, CheckAnswer) a hook receives and returns; they live in dispatch.calls,
-    # which would have to move below the plug-ins (with agent.skills' Skill, see below).
-    ("raw_core.plugins.hooks", "raw_core.dispatch.calls"),
-    ("raw_core.plugins.hookspecs", "raw_core.dispatch.calls"),
     # The host checks provider records and adds raw's own replay provider: the provider
     # contract (runtime.provider, and the replay record of runtime.scripted) would have to
     # move below the plug-ins.
@@ -68,8 +63,6 @@ KNOWN = {
     ("raw_core.plugins.hookspecs", "raw_core.runtime.provider"),
     # SourceContext.host and SessionSources name PluginHost and ToolFolder (type only).
     ("raw_core.tools.sources", "raw_core.plugins"),
-    # SkillReader names agent.skills.Skill (type only).
-    ("raw_core.dispatch.calls", "raw_core.agent.skills"),
 }
 
 

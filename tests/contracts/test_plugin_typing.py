@@ -35,7 +35,7 @@ from typing import Any
 import click
 
 from raw_core.plugins import hookspecs
-from raw_core.dispatch.calls import CallInfo, CallNext, Middleware, ToolContext, Verdict
+from raw_core.tools.calls import CallInfo, CallNext, Middleware, ToolContext, Verdict
 from raw_core.config import ModelConfig
 from raw_core.plugins.hookspecs import implements
 from raw_core.plugins import PluginHost, ToolFolder

@@ -30,7 +30,7 @@ PACKAGES = [
     "raw_core.policy",
     "raw_core.policy.predicate",
     "raw_core.dispatch",
-    "raw_core.dispatch.calls",
+    "raw_core.tools.calls",
     "raw_core.tools.results",
     "raw_core.frozen",
     "raw_core.plugins.hooks",

@@ -15,8 +15,8 @@ from raw_core.cli import cli
 from raw_core.cli.fork import fork
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ToolCall
 from raw_core.plugins import PluginHost
+from raw_core.tools.calls import ToolCall
 from raw_core.tools.results import ToolResult
 
 

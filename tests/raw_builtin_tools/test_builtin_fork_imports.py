@@ -83,7 +83,7 @@ def test_a_builtin_tool_imports_only_the_facade_and_the_toolkit(tool: str) -> No
         "from raw_builtin_tools.toolkit.processes import run_command",
         "import raw_builtin_tools._patch",
         "from raw_builtin_tools import toolkit",
-        "from raw_core.dispatch.calls import ToolContext",
+        "from raw_core.tools.calls import ToolContext",
         "from raw_core._private import x",
         "import raw_core.errors",
         "from raw_core import SkillNotSelected",

@@ -13,8 +13,8 @@ import pytest
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ToolCall
 from raw_core.plugins import PluginHost
+from raw_core.tools.calls import ToolCall
 from raw_core.tools.results import ToolResult
 
 

@@ -39,9 +39,9 @@ from raw_builtin_tools.toolkit import (
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ToolCall
 from raw_core.frozen import freeze, thaw
 from raw_core.plugins import PluginHost
+from raw_core.tools.calls import ToolCall
 from raw_core.tools.results import ToolResult
 
 PROTECT = {

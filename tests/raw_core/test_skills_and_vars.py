@@ -17,13 +17,13 @@ from raw_core.agent.skills import parse_skill
 from raw_core.agent.variables import VarService
 from raw_core.config import VarDefinition, VarSource, load_config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ToolCall
 from raw_core.errors import ConfigInvalid, VarNotSelected, VarUnavailable
 from raw_core.plugins import PluginHost
 from raw_core.runtime import Runtime
 from raw_core.runtime.provider import ModelRequest
 from raw_core.runtime.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import SqliteBackend, TextBlock, ToolResultMessage, UserMessage
+from raw_core.tools.calls import ToolCall
 
 pytestmark = pytest.mark.anyio
 

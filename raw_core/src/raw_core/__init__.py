@@ -30,19 +30,6 @@ if TYPE_CHECKING:
     )
     from raw_core.config.discovery import find_config
     from raw_core.dispatch import Dispatcher
-    from raw_core.dispatch.calls import (
-        ApprovalRequest,
-        CallInfo,
-        CallNext,
-        CancellationSignal,
-        CheckAnswer,
-        Middleware,
-        SkillReader,
-        ToolCall,
-        ToolContext,
-        VarReader,
-        Verdict,
-    )
     from raw_core.errors import RawError
     from raw_core.frozen import FrozenDict, freeze, thaw
     from raw_core.plugins import PluginHost, ToolFolder
@@ -62,6 +49,19 @@ if TYPE_CHECKING:
         SessionState,
     )
     from raw_core.sessions.sqlite import SessionStore, SqliteBackend
+    from raw_core.tools.calls import (
+        ApprovalRequest,
+        CallInfo,
+        CallNext,
+        CancellationSignal,
+        CheckAnswer,
+        Middleware,
+        SkillReader,
+        ToolCall,
+        ToolContext,
+        VarReader,
+        Verdict,
+    )
     from raw_core.tools.identity import ToolIdentity, parse_identity
     from raw_core.tools.loader import LoadedTool, ToolLoader
     from raw_core.tools.manifest import PanelAction, PanelDeclaration, ToolManifest, parse_manifest
@@ -73,11 +73,11 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "implements": "raw_core.plugins.hookspecs",
-    "CallNext": "raw_core.dispatch.calls",
-    "CheckAnswer": "raw_core.dispatch.calls",
-    "Middleware": "raw_core.dispatch.calls",
-    "SkillReader": "raw_core.dispatch.calls",
-    "VarReader": "raw_core.dispatch.calls",
+    "CallNext": "raw_core.tools.calls",
+    "CheckAnswer": "raw_core.tools.calls",
+    "Middleware": "raw_core.tools.calls",
+    "SkillReader": "raw_core.tools.calls",
+    "VarReader": "raw_core.tools.calls",
     "App": "raw_core.app",
     "ApprovalAnswer": "raw_core.sessions.backend",
     "DisplayItem": "raw_core.sessions.backend",
@@ -106,12 +106,12 @@ _EXPORTS: dict[str, str] = {
     "ProviderRecord": "raw_core.runtime.provider",
     "SessionStore": "raw_core.sessions.sqlite",
     "SqliteBackend": "raw_core.sessions.sqlite",
-    "ApprovalRequest": "raw_core.dispatch.calls",
-    "CallInfo": "raw_core.dispatch.calls",
-    "CancellationSignal": "raw_core.dispatch.calls",
-    "ToolCall": "raw_core.dispatch.calls",
-    "ToolContext": "raw_core.dispatch.calls",
-    "Verdict": "raw_core.dispatch.calls",
+    "ApprovalRequest": "raw_core.tools.calls",
+    "CallInfo": "raw_core.tools.calls",
+    "CancellationSignal": "raw_core.tools.calls",
+    "ToolCall": "raw_core.tools.calls",
+    "ToolContext": "raw_core.tools.calls",
+    "Verdict": "raw_core.tools.calls",
     "Dispatcher": "raw_core.dispatch",
     "FrozenDict": "raw_core.frozen",
     "freeze": "raw_core.frozen",

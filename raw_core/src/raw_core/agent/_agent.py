@@ -21,9 +21,9 @@ from raw_core.agent.skills import SkillService, find_skills
 from raw_core.agent.variables import VarService
 from raw_core.config import AgentConfig, Config
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ApprovalCallback, SkillReader
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
+from raw_core.tools.calls import ApprovalCallback, SkillReader
 from raw_core.tools.loader import ToolLoader
 from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
 from raw_core.tools.sources import SessionSources

@@ -9,11 +9,11 @@ import attrs
 
 from raw_core.agent import Agent
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import ToolCall, Verdict
 from raw_core.frozen import thaw
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import HookAnswer, explain_check_hooks
 from raw_core.policy import RuleExplanation
+from raw_core.tools.calls import ToolCall, Verdict
 
 __all__ = ["Explanation", "explain_call"]
 

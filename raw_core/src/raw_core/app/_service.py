@@ -350,7 +350,7 @@ class App:
         The result is what the model would receive: a variable's placeholder (from
         ``read_var``) is filled in with the value, as a turn does when it builds a
         request. Nothing is stored."""
-        from raw_core.dispatch.calls import ToolCall
+        from raw_core.tools.calls import ToolCall
         from raw_core.tools.results import ToolResult
 
         front_end = front_end if front_end is not None else CallbackFrontEnd()

@@ -39,17 +39,6 @@ from raw_core.dispatch._support import (
     check_sealed,
     wrap_middleware,
 )
-from raw_core.dispatch.calls import (
-    ApprovalCallback,
-    ApprovalRequest,
-    CallInfo,
-    CancellationSignal,
-    SkillReader,
-    ToolCall,
-    ToolContext,
-    VarReader,
-    Verdict,
-)
 from raw_core.errors import (
     ApprovalDenied,
     ApprovalUnavailable,
@@ -71,6 +60,17 @@ from raw_core.plugins.hooks import (
     run_check_hooks,
 )
 from raw_core.tools._schema import SchemaValidationError
+from raw_core.tools.calls import (
+    ApprovalCallback,
+    ApprovalRequest,
+    CallInfo,
+    CancellationSignal,
+    SkillReader,
+    ToolCall,
+    ToolContext,
+    VarReader,
+    Verdict,
+)
 from raw_core.tools.loader import LoadedTool
 from raw_core.tools.registry import Registry
 from raw_core.tools.results import (

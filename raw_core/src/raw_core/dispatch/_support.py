@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from raw_core.dispatch.calls import CallInfo, CallNext, Middleware, ToolContext, Verdict
 from raw_core.errors import HandlerError, HookFailed, RawError
 from raw_core.frozen import fingerprint
+from raw_core.tools.calls import CallInfo, CallNext, Middleware, ToolContext, Verdict
 from raw_core.tools.loader import LoadedTool
 
 __all__ = [

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 import anyio
 import attrs
 
-from raw_core.dispatch.calls import CallInfo, Middleware, Verdict
 from raw_core.errors import Cancelled, HookDenied, HookFailed, Timeout
 from raw_core.plugins import PluginHost
+from raw_core.tools.calls import CallInfo, Middleware, Verdict
 from raw_core.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:

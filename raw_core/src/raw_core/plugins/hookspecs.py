@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     import click
 
     from raw_core.config import ConfigSection
-    from raw_core.dispatch.calls import CallInfo, CheckAnswer, Middleware, Verdict
     from raw_core.plugins import ToolFolder
     from raw_core.runtime.provider import ProviderRecord
     from raw_core.sessions.backend import SessionBackendRecord
+    from raw_core.tools.calls import CallInfo, CheckAnswer, Middleware, Verdict
     from raw_core.tools.registry import ToolDefinition
     from raw_core.tools.sources import ToolSourceRecord
 
@@ -201,10 +201,10 @@ def raw_tool_describe(tool: ToolDefinition, description: str) -> str | None:
 @hookspec
 def raw_tool_check(call: CallInfo, verdict: Verdict) -> CheckAnswer:
     """Decide about one call (a PreToolUse check): return a
-    :class:`raw_core.dispatch.calls.Verdict`, an awaitable of one, or None to pass
-    (:data:`raw_core.dispatch.calls.CheckAnswer`).
+    :class:`raw_core.tools.calls.Verdict`, an awaitable of one, or None to pass
+    (:data:`raw_core.tools.calls.CheckAnswer`).
 
-    ``call`` is the :class:`raw_core.dispatch.calls.CallInfo` of the call and ``verdict`` the
+    ``call`` is the :class:`raw_core.tools.calls.CallInfo` of the call and ``verdict`` the
     verdict it has so far: the policy's, tightened by the check hooks before this one.
 
     A verdict may only tighten what the policy decided (allow → ask → deny); the reason of
@@ -216,7 +216,7 @@ def raw_tool_check(call: CallInfo, verdict: Verdict) -> CheckAnswer:
 @hookspec
 def raw_tool_call(call: CallInfo) -> Middleware | None:
     """Return an async middleware ``(call, call_next) -> result`` for one call
-    (:data:`raw_core.dispatch.calls.Middleware`), or None.
+    (:data:`raw_core.tools.calls.Middleware`), or None.
 
     raw composes the middlewares around the handler, in registration order. A middleware
     may replace or withhold the result; it never changes the arguments.

@@ -27,7 +27,6 @@ from typing import Any
 
 import anyio
 
-from raw_core.dispatch.calls import ApprovalRequest
 from raw_core.errors import ApprovalUnavailable, Cancelled
 from raw_core.frozen import thaw
 from raw_core.runtime.events import ApprovalAnswered, ApprovalRequested, LoopEvent
@@ -41,6 +40,7 @@ from raw_core.sessions.backend import (
     SessionWriter,
     new_request_id,
 )
+from raw_core.tools.calls import ApprovalRequest
 
 __all__ = ["ApprovalBroker"]
 

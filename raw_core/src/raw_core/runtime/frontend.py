@@ -25,9 +25,9 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from raw_core.dispatch.calls import ApprovalRequest
     from raw_core.runtime.events import LoopEvent
     from raw_core.sessions.backend import ApprovalAnswer
+    from raw_core.tools.calls import ApprovalRequest
 
 __all__ = ["BaseFrontEnd", "CallbackFrontEnd", "FrontEnd"]
 

@@ -43,8 +43,6 @@ import attrs
 from raw_core.agent import Agent
 from raw_core.agent.skills import SkillService
 from raw_core.dispatch import Dispatcher
-from raw_core.dispatch.calls import CancellationSignal
-from raw_core.dispatch.calls import ToolCall as DispatchCall
 from raw_core.errors import (
     Cancelled,
     InternalError,
@@ -91,6 +89,8 @@ from raw_core.sessions.sqlite import (
     VarPlaceholder,
     tool_output_for,
 )
+from raw_core.tools.calls import CancellationSignal
+from raw_core.tools.calls import ToolCall as DispatchCall
 
 __all__ = ["Session", "VarResolver"]
 

@@ -12,15 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias
+from typing import Any, Final, Literal, Protocol, TypeAlias
 
 import anyio
 import attrs
 
 from raw_core.frozen import thaw
-
-if TYPE_CHECKING:
-    from raw_core.agent.skills import Skill
 
 __all__ = [
     "HOOK_PROTOCOL_VERSION",
@@ -33,6 +30,7 @@ __all__ = [
     "Decision",
     "Middleware",
     "SkillReader",
+    "SkillText",
     "ToolCall",
     "ToolContext",
     "VarReader",
@@ -151,15 +149,28 @@ class VarReader(Protocol):
         ...
 
 
+class SkillText(Protocol):
+    """What a tool reads of one skill (a :class:`raw_core.agent.skills.Skill`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def body(self) -> str: ...
+
+
 class SkillReader(Protocol):
     """What a tool may ask of the agent's skills (``context.skills``); raw passes the
     session's :class:`raw_core.agent.skills.SkillService`."""
 
-    def listing(self) -> Sequence[Skill]:
+    def listing(self) -> Sequence[SkillText]:
         """The selected skills, in ``skills.use`` order."""
         ...
 
-    def load(self, name: str) -> Skill:
+    def load(self, name: str) -> SkillText:
         """A selected skill, recorded as read by the model; ``skill_not_selected``
         otherwise."""
         ...
