@@ -30,8 +30,8 @@ import anyio
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
 from raw_core.plugins import PluginHost
+from raw_core.providers.scripted import Reply, ScriptedProvider
 from raw_core.runtime import Runtime
-from raw_core.runtime.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import SqliteBackend
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -21,8 +21,8 @@ from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, ManifestInvalid
 from raw_core.plugins import PluginHost
+from raw_core.providers.scripted import Reply, ScriptedProvider
 from raw_core.runtime import Runtime
-from raw_core.runtime.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import AssistantMessage, SessionStore, SqliteBackend, UserMessage
 from raw_core.tools.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
 from raw_core.tools.loader import ToolLoader

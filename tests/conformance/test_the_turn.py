@@ -15,11 +15,11 @@ import pytest
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
 from raw_core.plugins import PluginHost
+from raw_core.providers.contract import ModelRequest, StopEvent, TextDelta, ToolCallStart
+from raw_core.providers.scripted import Reply, ScriptedProvider
 from raw_core.runtime import Runtime, Session
 from raw_core.runtime.events import LoopEvent, TurnEnded
 from raw_core.runtime.frontend import CallbackFrontEnd
-from raw_core.runtime.provider import ModelRequest, StopEvent, TextDelta, ToolCallStart
-from raw_core.runtime.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import (
     AssistantMessage,
     SqliteBackend,

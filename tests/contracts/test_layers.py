@@ -42,6 +42,7 @@ LAYERS = (
     "sessions",
     "config",
     "tools",
+    "providers",
     "policy",
     "plugins",
     "dispatch",
@@ -55,12 +56,6 @@ LAYERS = (
 
 # (importing module, imported module): the upward imports not yet removed.
 KNOWN = {
-    # The host checks provider records and adds raw's own replay provider: the provider
-    # contract (runtime.provider, and the replay record of runtime.scripted) would have to
-    # move below the plug-ins.
-    ("raw_core.plugins._host", "raw_core.runtime.provider"),
-    ("raw_core.plugins._host", "raw_core.runtime.scripted"),
-    ("raw_core.plugins.hookspecs", "raw_core.runtime.provider"),
     # SourceContext.host and SessionSources name PluginHost and ToolFolder (type only).
     ("raw_core.tools.sources", "raw_core.plugins"),
 }

@@ -39,9 +39,9 @@ from raw_core.tools.calls import CallInfo, CallNext, Middleware, ToolContext, Ve
 from raw_core.config import ModelConfig
 from raw_core.plugins.hookspecs import implements
 from raw_core.plugins import PluginHost, ToolFolder
-from raw_core.runtime.provider import Provider, ProviderRecord
+from raw_core.providers.contract import Provider, ProviderRecord
 from raw_core.tools.registry import ToolDefinition
-from raw_core.runtime.scripted import Reply, ScriptedProvider
+from raw_core.providers.scripted import Reply, ScriptedProvider
 
 """
 

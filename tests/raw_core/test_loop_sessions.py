@@ -21,14 +21,14 @@ from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
 from raw_core.errors import ConfigInvalid, SessionLocked
 from raw_core.plugins import PluginHost
+from raw_core.providers.contract import StopEvent as StopEventType
+from raw_core.providers.contract import TextDelta as TextDeltaEvent
+from raw_core.providers.contract import ToolCallDelta as ArgsEvent
+from raw_core.providers.contract import ToolCallEnd as EndEvent
+from raw_core.providers.contract import ToolCallStart as StartEvent
+from raw_core.providers.scripted import ReplayProvider, Reply, ScriptedProvider
 from raw_core.runtime import Runtime
 from raw_core.runtime.events import LoopEvent
-from raw_core.runtime.provider import StopEvent as StopEventType
-from raw_core.runtime.provider import TextDelta as TextDeltaEvent
-from raw_core.runtime.provider import ToolCallDelta as ArgsEvent
-from raw_core.runtime.provider import ToolCallEnd as EndEvent
-from raw_core.runtime.provider import ToolCallStart as StartEvent
-from raw_core.runtime.scripted import ReplayProvider, Reply, ScriptedProvider
 from raw_core.sessions.sqlite import AssistantMessage, SqliteBackend, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -218,7 +218,7 @@ from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.runtime import Runtime
 from raw_core.plugins import PluginHost
-from raw_core.runtime.scripted import Reply, ScriptedProvider
+from raw_core.providers.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import SqliteBackend
 
 root = sys.argv[1]

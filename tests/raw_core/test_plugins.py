@@ -115,7 +115,7 @@ def test_hosts_are_independent() -> None:
 
 
 def test_providers_are_collected_by_name_and_clashes_refused(host: PluginHost) -> None:
-    from raw_core.runtime.provider import ProviderRecord
+    from raw_core.providers.contract import ProviderRecord
 
     def factory(model: Any, api_key: str | None = None) -> Any:
         return None
@@ -147,7 +147,7 @@ def test_provider_records_must_be_records(host: PluginHost) -> None:
 
 
 def test_a_plugin_cannot_take_the_replay_provider_name(host: PluginHost) -> None:
-    from raw_core.runtime.provider import ProviderRecord
+    from raw_core.providers.contract import ProviderRecord
 
     class Ships:
         @hookimpl

@@ -19,9 +19,9 @@ from raw_core.config import VarDefinition, VarSource, load_config
 from raw_core.dispatch import Dispatcher
 from raw_core.errors import ConfigInvalid, VarNotSelected, VarUnavailable
 from raw_core.plugins import PluginHost
+from raw_core.providers.contract import ModelRequest
+from raw_core.providers.scripted import Reply, ScriptedProvider
 from raw_core.runtime import Runtime
-from raw_core.runtime.provider import ModelRequest
-from raw_core.runtime.scripted import Reply, ScriptedProvider
 from raw_core.sessions.sqlite import SqliteBackend, TextBlock, ToolResultMessage, UserMessage
 from raw_core.tools.calls import ToolCall
 

@@ -36,10 +36,7 @@ from raw_core.cli.models import models
 from raw_core.config import ModelConfig, SecretRef, load_config
 from raw_core.errors import RateLimited
 from raw_core.plugins import PluginHost
-from raw_core.runtime import Runtime
-from raw_core.runtime.events import LoopEvent, ToolCallFinished
-from raw_core.runtime.models import make_provider
-from raw_core.runtime.provider import (
+from raw_core.providers.contract import (
     ModelRequest,
     ModelTool,
     Provider,
@@ -50,6 +47,9 @@ from raw_core.runtime.provider import (
     ToolCallEnd,
     ToolCallStart,
 )
+from raw_core.runtime import Runtime
+from raw_core.runtime.events import LoopEvent, ToolCallFinished
+from raw_core.runtime.models import make_provider
 from raw_core.sessions.sqlite import AssistantMessage, SqliteBackend, ToolResultMessage, UserMessage
 from raw_providers import plugin
 from raw_providers._names import wire_alias

@@ -22,7 +22,7 @@ from raw_core.errors import (
     ProviderUnavailable,
     RateLimited,
 )
-from raw_core.runtime.provider import (
+from raw_core.providers.contract import (
     ModelRequest,
     ModelTool,
     PartEvent,

@@ -22,8 +22,8 @@ from raw_core.errors import (
     RateLimited,
 )
 from raw_core.plugins import PluginHost
+from raw_core.providers.contract import ProviderRecord
 from raw_core.runtime.models import credential_status, make_provider, resolve_credential
-from raw_core.runtime.provider import ProviderRecord
 from raw_providers import plugin
 from raw_providers._errors import error_from_body, redact, retry_after_seconds
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from raw_core.runtime.provider import ModelRequest, ModelTool
+from raw_core.providers.contract import ModelRequest, ModelTool
 from raw_core.sessions.messages import (
     AssistantMessage,
     ProviderPart,

@@ -35,10 +35,10 @@ if TYPE_CHECKING:
     from raw_core.plugins import PluginHost, ToolFolder
     from raw_core.plugins.hookspecs import hookimpl, implements
     from raw_core.policy import Decision, Policy
+    from raw_core.providers.contract import ModelRequest, ModelTool, Provider, ProviderRecord
+    from raw_core.providers.scripted import ReplayProvider, Reply, ScriptedProvider
     from raw_core.runtime import Runtime, Session
     from raw_core.runtime.frontend import BaseFrontEnd, CallbackFrontEnd, FrontEnd
-    from raw_core.runtime.provider import ModelRequest, ModelTool, Provider, ProviderRecord
-    from raw_core.runtime.scripted import ReplayProvider, Reply, ScriptedProvider
     from raw_core.sessions.backend import (
         ApprovalAnswer,
         DisplayItem,
@@ -97,13 +97,13 @@ _EXPORTS: dict[str, str] = {
     "SecretRef": "raw_core.config",
     "Runtime": "raw_core.runtime._runtime",
     "Session": "raw_core.runtime.loop",
-    "ScriptedProvider": "raw_core.runtime.scripted",
-    "ReplayProvider": "raw_core.runtime.scripted",
-    "Reply": "raw_core.runtime.scripted",
-    "ModelRequest": "raw_core.runtime.provider",
-    "ModelTool": "raw_core.runtime.provider",
-    "Provider": "raw_core.runtime.provider",
-    "ProviderRecord": "raw_core.runtime.provider",
+    "ScriptedProvider": "raw_core.providers.scripted",
+    "ReplayProvider": "raw_core.providers.scripted",
+    "Reply": "raw_core.providers.scripted",
+    "ModelRequest": "raw_core.providers.contract",
+    "ModelTool": "raw_core.providers.contract",
+    "Provider": "raw_core.providers.contract",
+    "ProviderRecord": "raw_core.providers.contract",
     "SessionStore": "raw_core.sessions.sqlite",
     "SqliteBackend": "raw_core.sessions.sqlite",
     "ApprovalRequest": "raw_core.tools.calls",

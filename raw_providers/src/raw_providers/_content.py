@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from raw_core.runtime.provider import ModelRequest
+from raw_core.providers.contract import ModelRequest
 from raw_core.sessions.messages import (
     AssistantMessage,
     ContentBlock,

@@ -21,7 +21,7 @@ import attrs
 
 from raw_core.config import ModelConfig
 from raw_core.errors import ProviderFailed
-from raw_core.runtime.provider import (
+from raw_core.providers.contract import (
     ModelRequest,
     ProviderEvent,
     StopEvent,

@@ -9,7 +9,7 @@ output is text, or text and ``input_image`` parts for a model with vision.
 Stream: ``response.output_text.delta`` is text; a ``function_call`` output item starts a
 call, ``response.function_call_arguments.delta`` carries its arguments, and its
 ``output_item.done`` ends it; a ``reasoning`` item's ``output_item.done`` (the complete
-item, with its encrypted content) becomes a :class:`~raw_core.runtime.provider.PartEvent`.
+item, with its encrypted content) becomes a :class:`~raw_core.providers.contract.PartEvent`.
 ``response.completed`` / ``response.incomplete`` give usage and the stop reason;
 ``response.failed`` and ``error`` events become raw errors.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 from raw_core.config import ModelConfig
 from raw_core.errors import ProviderFailed
-from raw_core.runtime.provider import (
+from raw_core.providers.contract import (
     ModelRequest,
     PartEvent,
     ProviderEvent,

@@ -18,7 +18,7 @@ from typing import Final, Protocol, TypeVar
 import anyio
 
 from raw_core.errors import ProviderError, ProviderUnavailable, RateLimited
-from raw_core.runtime.provider import ProviderEvent
+from raw_core.providers.contract import ProviderEvent
 from raw_providers._errors import provider_error
 
 __all__ = ["MAX_BACKOFF", "ClosableStream", "run_stream"]

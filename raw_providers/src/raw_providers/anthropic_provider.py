@@ -31,7 +31,7 @@ import attrs
 
 from raw_core.config import ModelConfig
 from raw_core.errors import ConfigInvalid, ProviderFailed
-from raw_core.runtime.provider import (
+from raw_core.providers.contract import (
     ModelRequest,
     PartEvent,
     ProviderEvent,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from raw_core.config import ModelConfig
 from raw_core.errors import ConfigInvalid
-from raw_core.runtime.provider import ModelRequest, ProviderEvent
+from raw_core.providers.contract import ModelRequest, ProviderEvent
 from raw_providers._content import client_options, request_names
 from raw_providers._openai_chat import chat_events, chat_params
 from raw_providers._openai_responses import responses_events, responses_params

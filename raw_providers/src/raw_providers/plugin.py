@@ -10,7 +10,7 @@ from typing import Any
 
 from raw_core.config import ModelConfig
 from raw_core.plugins.hookspecs import hookimpl
-from raw_core.runtime.provider import Provider, ProviderRecord
+from raw_core.providers.contract import Provider, ProviderRecord
 
 __all__ = ["raw_register_providers"]
 

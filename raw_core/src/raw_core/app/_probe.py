@@ -9,7 +9,7 @@ import anyio
 import attrs
 
 from raw_core.errors import ProviderUnavailable, RawError
-from raw_core.runtime.provider import (
+from raw_core.providers.contract import (
     ModelRequest,
     Provider,
     StopEvent,

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from raw_core.agent import Agent
     from raw_core.app._explain import Explanation
     from raw_core.app._probe import ModelCheck
+    from raw_core.providers.contract import Provider
     from raw_core.runtime import Runtime, Session
-    from raw_core.runtime.provider import Provider
     from raw_core.tools.loader import ToolLoader
     from raw_core.tools.registry import ToolDefinition
     from raw_core.tools.results import ToolResult

@@ -28,7 +28,7 @@ from raw_core.plugins import hookspecs
 
 if TYPE_CHECKING:
     from raw_core.config import ConfigSection
-    from raw_core.runtime.provider import ProviderRecord
+    from raw_core.providers.contract import ProviderRecord
     from raw_core.sessions.backend import SessionBackendRecord
     from raw_core.tools.sources import ToolSourceRecord
 
@@ -184,7 +184,7 @@ class PluginHost:
             self.register(plugin, name=entry_point.name, origin=origin)
 
     def providers(self) -> dict[str, ProviderRecord]:
-        """Provider name → :class:`raw_core.runtime.provider.ProviderRecord`: raw_core's own
+        """Provider name → :class:`raw_core.providers.contract.ProviderRecord`: raw_core's own
         ``replay`` provider and every ``raw_register_providers`` hook's; two registering one
         name is an error."""
         if self._providers is None:
@@ -401,8 +401,8 @@ def _check_name(plugin: str, what: str, value: str) -> None:
 
 
 def _provider_records(host: PluginHost) -> dict[str, ProviderRecord]:
-    from raw_core.runtime.provider import ProviderRecord
-    from raw_core.runtime.scripted import replay_provider_record
+    from raw_core.providers.contract import ProviderRecord
+    from raw_core.providers.scripted import replay_provider_record
 
     core = replay_provider_record()
     found: dict[str, ProviderRecord] = {core.name: core}

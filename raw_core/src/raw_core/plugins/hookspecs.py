@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from raw_core.config import ConfigSection
     from raw_core.plugins import ToolFolder
-    from raw_core.runtime.provider import ProviderRecord
+    from raw_core.providers.contract import ProviderRecord
     from raw_core.sessions.backend import SessionBackendRecord
     from raw_core.tools.calls import CallInfo, CheckAnswer, Middleware, Verdict
     from raw_core.tools.registry import ToolDefinition
@@ -98,11 +98,11 @@ def raw_register_tools() -> list[ToolFolder]:  # type: ignore[empty-body]
 @hookspec
 def raw_register_providers() -> list[ProviderRecord]:  # type: ignore[empty-body]
     """Return the model providers this plug-in ships, as a list of
-    :class:`raw_core.runtime.provider.ProviderRecord` (a name and a factory).
+    :class:`raw_core.providers.contract.ProviderRecord` (a name and a factory).
 
     The factory is called as ``factory(model, api_key=...)`` with the model's
     :class:`raw_core.config.ModelConfig` and its resolved credential (or None), and returns
-    a :class:`raw_core.runtime.provider.Provider`. Import SDKs inside the factory, not at
+    a :class:`raw_core.providers.contract.Provider`. Import SDKs inside the factory, not at
     module level, so discovering plug-ins stays fast. Two plug-ins registering one name is an error.
 
     Example::

@@ -14,6 +14,27 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from raw_core.providers.contract import (
+        ModelRequest,
+        ModelTool,
+        PartEvent,
+        Provider,
+        ProviderEvent,
+        ProviderFactory,
+        ProviderRecord,
+        StopEvent,
+        ToolCallDelta,
+        ToolCallEnd,
+        ToolCallStart,
+        UsageEvent,
+        prompt_cache_key,
+    )
+    from raw_core.providers.scripted import (
+        ReplayProvider,
+        Reply,
+        ScriptedProvider,
+        replay_provider_record,
+    )
     from raw_core.runtime._runtime import Runtime
     from raw_core.runtime.approvals import (
         ApprovalBroker,
@@ -45,27 +66,6 @@ if TYPE_CHECKING:
         make_provider,
         resolve_credential,
     )
-    from raw_core.runtime.provider import (
-        ModelRequest,
-        ModelTool,
-        PartEvent,
-        Provider,
-        ProviderEvent,
-        ProviderFactory,
-        ProviderRecord,
-        StopEvent,
-        ToolCallDelta,
-        ToolCallEnd,
-        ToolCallStart,
-        UsageEvent,
-        prompt_cache_key,
-    )
-    from raw_core.runtime.scripted import (
-        ReplayProvider,
-        Reply,
-        ScriptedProvider,
-        replay_provider_record,
-    )
 
 _EXPORTS: dict[str, str] = {
     "ApprovalAnswered": "raw_core.runtime.events",
@@ -77,34 +77,34 @@ _EXPORTS: dict[str, str] = {
     "CredentialStatus": "raw_core.runtime.models",
     "FrontEnd": "raw_core.runtime.frontend",
     "LoopEvent": "raw_core.runtime.events",
-    "ModelRequest": "raw_core.runtime.provider",
-    "ModelTool": "raw_core.runtime.provider",
-    "PartEvent": "raw_core.runtime.provider",
-    "Provider": "raw_core.runtime.provider",
-    "ProviderEvent": "raw_core.runtime.provider",
-    "ProviderFactory": "raw_core.runtime.provider",
-    "ProviderRecord": "raw_core.runtime.provider",
-    "ReplayProvider": "raw_core.runtime.scripted",
-    "Reply": "raw_core.runtime.scripted",
+    "ModelRequest": "raw_core.providers.contract",
+    "ModelTool": "raw_core.providers.contract",
+    "PartEvent": "raw_core.providers.contract",
+    "Provider": "raw_core.providers.contract",
+    "ProviderEvent": "raw_core.providers.contract",
+    "ProviderFactory": "raw_core.providers.contract",
+    "ProviderRecord": "raw_core.providers.contract",
+    "ReplayProvider": "raw_core.providers.scripted",
+    "Reply": "raw_core.providers.scripted",
     "Runtime": "raw_core.runtime._runtime",
     "RuntimeChanged": "raw_core.runtime.events",
-    "ScriptedProvider": "raw_core.runtime.scripted",
+    "ScriptedProvider": "raw_core.providers.scripted",
     "Session": "raw_core.runtime.loop",
-    "StopEvent": "raw_core.runtime.provider",
-    "ToolCallDelta": "raw_core.runtime.provider",
-    "ToolCallEnd": "raw_core.runtime.provider",
+    "StopEvent": "raw_core.providers.contract",
+    "ToolCallDelta": "raw_core.providers.contract",
+    "ToolCallEnd": "raw_core.providers.contract",
     "ToolCallFinished": "raw_core.runtime.events",
-    "ToolCallStart": "raw_core.runtime.provider",
+    "ToolCallStart": "raw_core.providers.contract",
     "ToolCallStarted": "raw_core.runtime.events",
     "TurnEnded": "raw_core.runtime.events",
     "TurnStarted": "raw_core.runtime.events",
     "Usage": "raw_core.runtime.events",
-    "UsageEvent": "raw_core.runtime.provider",
+    "UsageEvent": "raw_core.providers.contract",
     "VarResolver": "raw_core.runtime.loop",
     "credential_status": "raw_core.runtime.models",
     "make_provider": "raw_core.runtime.models",
-    "prompt_cache_key": "raw_core.runtime.provider",
-    "replay_provider_record": "raw_core.runtime.scripted",
+    "prompt_cache_key": "raw_core.providers.contract",
+    "replay_provider_record": "raw_core.providers.scripted",
     "resolve_credential": "raw_core.runtime.models",
 }
 

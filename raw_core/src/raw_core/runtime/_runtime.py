@@ -11,10 +11,10 @@ import attrs
 from raw_core.agent import Agent
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import model_definitions
+from raw_core.providers.contract import ModelTool, Provider
 from raw_core.runtime.approvals import ApprovalBroker
 from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
 from raw_core.runtime.loop import Session, VarResolver
-from raw_core.runtime.provider import ModelTool, Provider
 from raw_core.sessions.backend import SessionBackend
 from raw_core.tools.calls import ApprovalCallback
 

@@ -13,8 +13,7 @@ import attrs
 
 from raw_core.errors import ProviderFailed
 from raw_core.frozen import thaw
-from raw_core.runtime.events import LoopEvent, TextDelta, Usage
-from raw_core.runtime.provider import (
+from raw_core.providers.contract import (
     ModelTool,
     PartEvent,
     StopEvent,
@@ -23,7 +22,8 @@ from raw_core.runtime.provider import (
     ToolCallStart,
     UsageEvent,
 )
-from raw_core.runtime.provider import TextDelta as ProviderText
+from raw_core.providers.contract import TextDelta as ProviderText
+from raw_core.runtime.events import LoopEvent, TextDelta, Usage
 from raw_core.sessions.messages import (
     AssistantMessage,
     ImageBlock,

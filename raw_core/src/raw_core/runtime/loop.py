@@ -54,6 +54,12 @@ from raw_core.errors import (
 )
 from raw_core.frozen import thaw
 from raw_core.plugins import PluginHost
+from raw_core.providers.contract import (
+    ModelRequest,
+    ModelTool,
+    Provider,
+    prompt_cache_key,
+)
 from raw_core.runtime._transcript import (
     INTERRUPTED,
     Draft,
@@ -72,12 +78,6 @@ from raw_core.runtime.events import (
     TurnStarted,
 )
 from raw_core.runtime.frontend import FrontEnd
-from raw_core.runtime.provider import (
-    ModelRequest,
-    ModelTool,
-    Provider,
-    prompt_cache_key,
-)
 from raw_core.sessions.backend import SessionState, SessionWriter
 from raw_core.sessions.sqlite import (
     AssistantMessage,

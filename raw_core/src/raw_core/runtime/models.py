@@ -20,7 +20,7 @@ import attrs
 from raw_core.config import ModelConfig, SecretRef, VarDefinition
 from raw_core.errors import ConfigInvalid, PluginInvalid, RawError
 from raw_core.plugins import PluginHost
-from raw_core.runtime.provider import Provider
+from raw_core.providers.contract import Provider
 
 __all__ = ["CredentialStatus", "credential_status", "make_provider", "resolve_credential"]
 

@@ -8,7 +8,7 @@ opaque provider parts, one stop reason. A failed request raises a
 :class:`~raw_core.errors.ProviderError` (``auth_failed``, ``rate_limited``,
 ``context_too_long``, ``provider_unavailable``, ``provider_error``) from the iterator; the
 loop ends the turn with its code. This module imports no SDK; adapters
-live in plug-ins (``raw_register_providers``), and :mod:`raw_core.runtime.scripted` ships two
+live in plug-ins (``raw_register_providers``), and :mod:`raw_core.providers.scripted` ships two
 providers that need no network.
 """
 

@@ -26,7 +26,7 @@ import attrs
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.errors import ConfigInvalid, ProviderError, ProviderFailed
-from raw_core.runtime.provider import (
+from raw_core.providers.contract import (
     ModelRequest,
     PartEvent,
     ProviderEvent,
