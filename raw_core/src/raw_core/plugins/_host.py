@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import importlib.metadata
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 
-import attrs
 import pluggy
 
 from raw_core._identity import RESERVED_SOURCES, SEGMENT_RE
 from raw_core.errors import PluginConflict, PluginInvalid
 from raw_core.plugins import hookspecs
+from raw_core.tools.sources import ToolFolder
 
 if TYPE_CHECKING:
     from raw_core.config import ConfigSection
@@ -44,21 +43,6 @@ RecordKind = Literal["tool_source", "config_section", "session_backend", "provid
 """What :meth:`PluginHost.registered_by` can look up."""
 
 R = TypeVar("R")
-
-
-@attrs.frozen(kw_only=True)
-class ToolFolder:
-    """A tool a plug-in ships: a folder holding ``tool.json`` and its entry module.
-
-    The folder's name is the tool's name inside the plug-in (``<plugin>/<folder>``).
-    """
-
-    path: Path = attrs.field(converter=Path)
-
-    @property
-    def name(self) -> str:
-        """The tool's name inside its plug-in."""
-        return self.path.name
 
 
 class HookRelay(Protocol):

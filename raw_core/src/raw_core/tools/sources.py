@@ -25,7 +25,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import attrs
@@ -36,15 +36,16 @@ from raw_core.tools.loader import LoadedTool, ToolLoader
 
 if TYPE_CHECKING:
     from raw_core.config import Config
-    from raw_core.plugins import PluginHost, ToolFolder
 
 __all__ = [
     "CLOSE_TIMEOUT",
     "FolderSource",
     "PluginFolderSource",
+    "PluginRecords",
     "SessionSources",
     "SourceContext",
     "SyncToolSource",
+    "ToolFolder",
     "ToolSource",
     "ToolSourceRecord",
 ]
@@ -105,6 +106,33 @@ class SyncToolSource(ToolSource, Protocol):
 
 
 @attrs.frozen(kw_only=True)
+class ToolFolder:
+    """A tool a plug-in ships: a folder holding ``tool.json`` and its entry module.
+
+    The folder's name is the tool's name inside the plug-in (``<plugin>/<folder>``).
+    """
+
+    path: Path = attrs.field(converter=Path)
+
+    @property
+    def name(self) -> str:
+        """The tool's name inside its plug-in."""
+        return self.path.name
+
+
+class PluginRecords(Protocol):
+    """What tool sources read of the plug-in host (a :class:`raw_core.plugins.PluginHost`):
+    the registered source records, the plug-ins' tool folders, and who registered a
+    record. A protocol, so that tools sit below the plug-ins."""
+
+    def tool_sources(self) -> Mapping[str, ToolSourceRecord]: ...
+
+    def tool_folders(self) -> Mapping[str, Mapping[str, ToolFolder]]: ...
+
+    def registered_by(self, kind: Literal["tool_source"], name: str) -> str: ...
+
+
+@attrs.frozen(kw_only=True)
 class SourceContext:
     """What a source's factory gets to build a source for one session.
 
@@ -116,7 +144,7 @@ class SourceContext:
     """
 
     config: Config
-    host: PluginHost
+    host: PluginRecords
     loader: ToolLoader
     plugin: str
     section: Any = None
@@ -231,7 +259,7 @@ class SessionSources:
     """
 
     def __init__(
-        self, config: Config, *, host: PluginHost, loader: ToolLoader, local_dir: Path
+        self, config: Config, *, host: PluginRecords, loader: ToolLoader, local_dir: Path
     ) -> None:
         self._config = config
         self._host = host
