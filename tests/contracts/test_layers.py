@@ -54,6 +54,7 @@ LAYERS = (
     "cli",
 )
 
+
 def layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "raw_core":
