@@ -34,7 +34,7 @@ from tests.contracts.test_import_rules import imported_modules, module_name
 ROOT = Path(raw_core.__file__).parent
 
 FOUNDATION = frozenset(
-    {"errors", "frozen", "_json", "_convert", "_field_error", "_re2", "_identity"}
+    {"errors", "frozen", "_json", "_convert", "_field_error", "_re2", "_identity", "_lazy"}
 )
 
 LAYERS = (

@@ -11,9 +11,9 @@ it; the ACP server and the dashboard are others. See ``docs/how-to/embed.md``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from raw_core._lazy import lazy_exports
 from raw_core.app._service import App, ToolListing
 
 if TYPE_CHECKING:
@@ -49,13 +49,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'raw_core.app' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 __all__ = [
