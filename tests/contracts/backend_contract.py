@@ -107,10 +107,10 @@ class BackendContract:
     async def test_create_info_and_list(self, backend_factory: BackendFactory) -> None:
         backend = await backend_factory()
         assert isinstance(backend, SessionBackend)
-        first = await backend.create(title="first", cwd="/work/a")
+        first = await backend.create(title="first", cwd="/home/me/a")
         second = await backend.create(title="second")
         assert first.id != second.id
-        assert (first.title, first.cwd) == ("first", "/work/a")
+        assert (first.title, first.cwd) == ("first", "/home/me/a")
         assert second.cwd is None
         assert await backend.info(first.id) == first
         await append(backend, first.id, [user("renews the first")])
@@ -313,7 +313,7 @@ class BackendContract:
         assert await backend.state(session.id) == SessionState(title="before")
         state = SessionState(
             title="after",
-            cwd="/work/project",
+            cwd="/home/me/project",
             tool_digests={"read_file": "abc123"},
             cache_key="key-1",
             skills_seen={"testing": "def456"},
@@ -324,7 +324,7 @@ class BackendContract:
         elsewhere = await backend_factory()
         assert await elsewhere.state(session.id) == state
         info = await elsewhere.info(session.id)
-        assert (info.title, info.cwd) == ("after", "/work/project")
+        assert (info.title, info.cwd) == ("after", "/home/me/project")
         assert info.last_activity == session.last_activity  # state is not activity
 
     # --- pending requests ---
