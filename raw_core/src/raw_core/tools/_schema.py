@@ -30,6 +30,7 @@ import fastjsonschema
 from fastjsonschema.draft07 import CodeGeneratorDraft07
 from fastjsonschema.ref_resolver import RefResolver
 
+from raw_core._convert import json_kind
 from raw_core._re2 import PatternError, compile_pattern
 
 __all__ = [
@@ -196,7 +197,7 @@ class _Preparer:
             return node
         if not isinstance(node, dict):
             raise self.fail(
-                f"expected a schema (an object or a boolean), found {_kind(node)}", path
+                f"expected a schema (an object or a boolean), found {json_kind(node)}", path
             )
         for keyword in _NO_EQUIVALENT:
             if keyword in node:
@@ -241,7 +242,9 @@ class _Preparer:
             if target is _NOWHERE:
                 raise self.fail(f"reference {value!r} does not resolve inside this schema", here)
             if not isinstance(target, dict | bool):
-                raise self.fail(f"reference {value!r} names {_kind(target)}, not a schema", here)
+                raise self.fail(
+                    f"reference {value!r} names {json_kind(target)}, not a schema", here
+                )
             return value
         if key == "pattern":
             if not isinstance(value, str):
@@ -317,20 +320,6 @@ def _check_pattern(pattern: str, path: str) -> None:
         raise SchemaDefinitionError(f"RE2 rejects pattern {pattern!r}: {exc}", path) from None
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def prepare_schema(schema: Any, *, require_object: bool = True, path: str = "$") -> Any:
     """Check ``schema`` and return its draft-07 form (a new value; the input is untouched).
 
@@ -339,7 +328,9 @@ def prepare_schema(schema: Any, *, require_object: bool = True, path: str = "$")
     effects are objects.
     """
     if not isinstance(schema, dict):
-        raise SchemaDefinitionError(f"expected a JSON Schema object, found {_kind(schema)}", path)
+        raise SchemaDefinitionError(
+            f"expected a JSON Schema object, found {json_kind(schema)}", path
+        )
     declared = schema.get("$schema")
     if declared is None:
         draft = DRAFT_07
