@@ -127,7 +127,9 @@ class ApprovalBroker:
             tool=request.identity,
         )
 
-    async def _first_answer(self, record: PendingRequest, request: ApprovalRequest) -> Any:
+    async def _first_answer(
+        self, record: PendingRequest, request: ApprovalRequest
+    ) -> PendingRequest:
         """Race the front end against answers given by id; close the request with the
         winner (a stored answer always wins over a later one)."""
         answer: ApprovalAnswer | None = None
