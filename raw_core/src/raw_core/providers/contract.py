@@ -71,9 +71,16 @@ class ModelRequest:
 
 @attrs.frozen(kw_only=True)
 class TextDelta:
-    """A fragment of the assistant's text, as it arrives."""
+    """A fragment of the assistant's text, as it arrives.
+
+    The same record is both a provider's stream event and the agent loop's event: the
+    loop hands it on to front ends unchanged (JSON type ``text_delta``)."""
 
     text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"type": "text_delta", "text": ...}``."""
+        return {"type": "text_delta", "text": self.text}
 
 
 @attrs.frozen(kw_only=True)

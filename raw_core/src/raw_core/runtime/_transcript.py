@@ -17,13 +17,13 @@ from raw_core.providers.contract import (
     ModelTool,
     PartEvent,
     StopEvent,
+    TextDelta,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
     UsageEvent,
 )
-from raw_core.providers.contract import TextDelta as ProviderText
-from raw_core.runtime.events import LoopEvent, TextDelta, Usage
+from raw_core.runtime.events import LoopEvent, Usage
 from raw_core.sessions.messages import (
     AssistantMessage,
     ImageBlock,
@@ -123,10 +123,10 @@ class Draft:
         """Add one provider event to the draft; text and usage are also given to ``emit``
         (when someone listens). A malformed stream is ``provider_error``."""
         draft = self
-        if isinstance(event, ProviderText):
+        if isinstance(event, TextDelta):
             draft.text.append(event.text)
             if listening:
-                emit(TextDelta(text=event.text, step=step))
+                emit(event)
         elif isinstance(event, ToolCallStart):
             draft.calls[event.index] = [event.id, event.name, [], False]
         elif isinstance(event, ToolCallDelta):

@@ -3,7 +3,9 @@
 Each event is a frozen record built from detached copies of the loop's data, so a renderer
 cannot change the arguments or results that were authorized. Every run of a turn ends with
 exactly one :class:`TurnEnded`. ``to_dict()`` gives the JSON form (``{"type": ...}``) used
-by ``--json`` output and the ``raw_session_event`` hook.
+by ``--json`` output and the ``raw_session_event`` hook. Streamed text is the provider's own
+:class:`~raw_core.providers.contract.TextDelta`, handed on unchanged (one record, no copy
+per fragment).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, Literal
 import attrs
 
 from raw_core.frozen import thaw
+from raw_core.providers.contract import TextDelta
 
 __all__ = [
     "ApprovalAnswered",
@@ -58,17 +61,6 @@ class RuntimeChanged:
 
     def to_dict(self) -> dict[str, Any]:
         return _as_dict("runtime_changed", self)
-
-
-@attrs.frozen(kw_only=True)
-class TextDelta:
-    """Assistant text as it streams (not committed yet)."""
-
-    text: str
-    step: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return _as_dict("text_delta", self)
 
 
 @attrs.frozen(kw_only=True)
