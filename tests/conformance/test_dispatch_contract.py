@@ -16,6 +16,7 @@ from raw_core import hookimpl
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
+from raw_core.errors import InvalidArguments
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import describe_definitions
 from raw_core.policy import Policy
@@ -358,8 +359,27 @@ async def test_parsed_arguments_from_an_app_are_validated_too(
     tmp_path: Path, make_tool: Any
 ) -> None:
     dispatcher, _ = setup(tmp_path, make_tool)
-    good = await dispatcher.dispatch(ToolCall(id="c", name="files", arguments={"paths": ["q"]}))
+    good = await dispatcher.dispatch(
+        ToolCall.with_arguments(id="c", name="files", arguments={"paths": ["q"]})
+    )
     assert good.text() == "q"
-    bad = await dispatcher.dispatch(ToolCall(id="c", name="files", arguments={"paths": "q"}))
+    bad = await dispatcher.dispatch(
+        ToolCall.with_arguments(id="c", name="files", arguments={"paths": "q"})
+    )
     assert bad.code == "invalid_arguments"
     assert bad.details["field"] == "$.paths"
+
+
+async def test_parsed_arguments_go_through_the_same_strict_parse(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    """An app's dict becomes JSON text: the size limit holds, and a value JSON cannot
+    hold is refused before any call exists."""
+    dispatcher, seen = setup(tmp_path, make_tool, max_argument_bytes=100)
+    big = ToolCall.with_arguments(id="c", name="files", arguments={"paths": ["x" * 200]})
+    assert (await dispatcher.dispatch(big)).code == "invalid_arguments"
+    with pytest.raises(InvalidArguments, match="not a JSON value"):
+        ToolCall.with_arguments(id="c", name="files", arguments={"paths": [float("nan")]})
+    with pytest.raises(InvalidArguments, match="not a JSON value"):
+        ToolCall.with_arguments(id="c", name="files", arguments={"paths": {1, 2}})
+    assert seen == []

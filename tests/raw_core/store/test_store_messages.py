@@ -53,7 +53,14 @@ messages: st.SearchStrategy[Message] = st.one_of(
         AssistantMessage,
         text=texts,
         tool_calls=st.lists(
-            st.builds(ToolCall, id=texts, name=texts, arguments=texts), max_size=3
+            st.builds(
+                ToolCall,
+                id=texts,
+                name=texts,
+                arguments=texts,
+                source=st.sampled_from(["model", "user_action"]),
+            ),
+            max_size=3,
         ).map(tuple),
         provider_parts=st.lists(
             st.builds(ProviderPart, provider=texts, data=texts), max_size=2

@@ -65,7 +65,12 @@ async def explain_call(
     """Prepare the call as dispatch does (steps 1-3 through ``dispatcher``), then explain
     steps 4 and 5. Raises ``tool_unknown``, ``invalid_arguments`` or ``effects_invalid``."""
     tool = agent.registry.by_identity(identity)
-    prepared = dispatcher.prepare(tool, ToolCall(id="explain", name=tool.name, arguments=arguments))
+    call = (
+        ToolCall(id="explain", name=tool.name, arguments=arguments)
+        if isinstance(arguments, str)
+        else ToolCall.with_arguments(id="explain", name=tool.name, arguments=arguments)
+    )
+    prepared = dispatcher.prepare(tool, call)
     by_rules = agent.policy.explain(identity, prepared.arguments, prepared.effects)
     hooks: list[HookAnswer] = []
     final = Verdict(decision=by_rules.verdict)

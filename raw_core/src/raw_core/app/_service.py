@@ -16,7 +16,7 @@ from raw_core.app._backends import open_backend
 from raw_core.app._calls import approval_of, with_values
 from raw_core.config import Config, load_config
 from raw_core.config.discovery import find_config
-from raw_core.errors import ConfigInvalid, ConfigNotFound, ToolUnknown
+from raw_core.errors import ConfigInvalid, ConfigNotFound, InvalidArguments, ToolUnknown
 from raw_core.plugins import PluginHost
 from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
 from raw_core.sessions.backend import (
@@ -368,9 +368,15 @@ class App:
                 cwd=cwd,
                 max_output_bytes=max_output_bytes,
             )
-            result = await dispatcher.dispatch(
-                ToolCall(id="call_1", name=tool.name, arguments=arguments)
-            )
+            try:
+                call = (
+                    ToolCall(id="call_1", name=tool.name, arguments=arguments)
+                    if isinstance(arguments, str)
+                    else ToolCall.with_arguments(id="call_1", name=tool.name, arguments=arguments)
+                )
+            except InvalidArguments as error:
+                return ToolResult.from_error(error)
+            result = await dispatcher.dispatch(call)
             return with_values(result, loaded)
 
     async def explain(

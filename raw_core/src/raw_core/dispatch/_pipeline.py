@@ -23,7 +23,7 @@ import inspect
 import logging
 import math
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 import anyio
@@ -235,16 +235,11 @@ class Dispatcher:
         self.policy.check_exposed(tool.identity)
         return tool
 
-    def _validate(self, tool: LoadedTool, raw: str | Mapping[str, Any]) -> Any:
-        if isinstance(raw, str):
-            try:
-                value = loads_strict(raw, max_bytes=self.max_argument_bytes)
-            except JsonInputError as exc:
-                raise InvalidArguments(
-                    f"the arguments are not valid JSON: {exc}", field="$"
-                ) from None
-        else:
-            value = thaw(raw)
+    def _validate(self, tool: LoadedTool, raw: str) -> Any:
+        try:
+            value = loads_strict(raw, max_bytes=self.max_argument_bytes)
+        except JsonInputError as exc:
+            raise InvalidArguments(f"the arguments are not valid JSON: {exc}", field="$") from None
         try:
             tool.input_validator.validate(value)
         except SchemaValidationError as exc:

@@ -90,7 +90,6 @@ from raw_core.sessions.sqlite import (
     tool_output_for,
 )
 from raw_core.tools.calls import CancellationSignal
-from raw_core.tools.calls import ToolCall as DispatchCall
 
 __all__ = ["Session", "VarResolver"]
 
@@ -536,9 +535,7 @@ class Session:
                     ToolCallStarted(tool_call_id=call.id, name=call.name, arguments=call.arguments)
                 )
             self._running_call = call.id
-            result = await self.dispatcher.dispatch(
-                DispatchCall(id=call.id, name=call.name, arguments=call.arguments), signal=signal
-            )
+            result = await self.dispatcher.dispatch(call, signal=signal)
             # What the user saw, when the model received less: the uncapped output, kept in
             # the display history only (the model context holds the capped copy).
             display = (

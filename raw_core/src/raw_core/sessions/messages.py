@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MESSAGE_FORMAT",
     "AssistantMessage",
+    "CallSource",
     "ContentBlock",
     "ImageBlock",
     "JsonBlock",
@@ -101,13 +102,37 @@ UserBlock = TextBlock | ImageBlock
 # --- messages ----------------------------------------------------------------------------
 
 
+CallSource = Literal["model", "user_action"]
+"""Who made a call: the model, or the user through a panel action."""
+
+
 @attrs.frozen(kw_only=True)
 class ToolCall:
-    """One call the model asked for; ``arguments`` is the model's JSON text, unparsed."""
+    """One tool call: as the model asked for it (stored in its assistant message) and as
+    the dispatcher runs it. ``arguments`` is JSON text, unparsed: the dispatcher parses
+    it strictly, whoever made the call. ``source`` is ``"model"`` or ``"user_action"``.
+    """
 
     id: str
     name: str
     arguments: str
+    source: CallSource = "model"
+
+    @classmethod
+    def with_arguments(
+        cls, *, id: str, name: str, arguments: Any, source: CallSource = "model"
+    ) -> ToolCall:
+        """A call whose arguments an application holds as a JSON value (a dict): written
+        as JSON text, so it goes through the same strict parsing and size limit as a
+        model's. Raises ``invalid_arguments`` when the value is not JSON."""
+        from raw_core.errors import InvalidArguments
+
+        try:
+            text = json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            problem = f"the arguments are not a JSON value: {exc}"
+            raise InvalidArguments(problem, field="$") from None
+        return cls(id=id, name=name, arguments=text, source=source)
 
 
 @attrs.frozen(kw_only=True)
@@ -262,7 +287,10 @@ def _blocks_json(blocks: tuple[ContentBlock, ...]) -> str:
 
 def _call_json(call: ToolCall) -> str:
     name, arguments = _quote(call.name), _quote(call.arguments)
-    return '{"id":' + _quote(call.id) + ',"name":' + name + ',"arguments":' + arguments + "}"
+    source = "" if call.source == "model" else ',"source":' + _quote(call.source)
+    return (
+        '{"id":' + _quote(call.id) + ',"name":' + name + ',"arguments":' + arguments + source + "}"
+    )
 
 
 def _part_json(part: ProviderPart) -> str:

@@ -1,5 +1,6 @@
-"""The values that travel with one tool call: the call, its signal, its context, the
-approval request, verdicts, and the payload hooks receive.
+"""The values that travel with one tool call: the call (the one
+:class:`~raw_core.sessions.messages.ToolCall` record, re-exported here), its signal, its
+context, the approval request, verdicts, and the payload hooks receive.
 
 These are plain records; the dispatcher (:mod:`raw_core.dispatch`) builds and uses them.
 The protocols :class:`VarReader` and :class:`SkillReader` say what a tool may call on its
@@ -18,6 +19,7 @@ import anyio
 import attrs
 
 from raw_core.frozen import thaw
+from raw_core.sessions.messages import CallSource, ToolCall
 
 __all__ = [
     "HOOK_PROTOCOL_VERSION",
@@ -40,23 +42,9 @@ __all__ = [
 HOOK_PROTOCOL_VERSION: Final = 2
 
 Decision = Literal["allow", "ask", "deny"]
-Source = Literal["model", "user_action"]
+Source = CallSource
 
 _SEVERITY: Final = {"allow": 0, "ask": 1, "deny": 2}
-
-
-@attrs.frozen(kw_only=True)
-class ToolCall:
-    """A call as the model (or a panel action) made it.
-
-    ``arguments`` is the model's JSON text (parsed strictly by the dispatcher) or an already
-    parsed object (from an embedding app). ``source`` is ``"model"`` or ``"user_action"``.
-    """
-
-    id: str
-    name: str
-    arguments: str | Mapping[str, Any]
-    source: Source = "model"
 
 
 class CancellationSignal:
