@@ -297,7 +297,7 @@ async def test_observers_receive_detached_copies(tmp_path: Path, make_tool: Any)
 
     def vandal(event: dict[str, Any]) -> None:
         event["arguments"]["paths"].append("vandal")
-        event["result"]["content"].clear()
+        event["content"].clear()
         received.append(event)
 
     def polite(event: dict[str, Any]) -> None:
@@ -308,7 +308,7 @@ async def test_observers_receive_detached_copies(tmp_path: Path, make_tool: Any)
     result = await dispatcher.dispatch(CALL)
     assert result.text() == "a.txt,b.txt"
     assert received[1]["arguments"] == {"paths": ["a.txt", "b.txt"]}
-    assert received[1]["result"]["content"] == [{"type": "text", "text": "a.txt,b.txt"}]
+    assert received[1]["content"] == [{"type": "text", "text": "a.txt,b.txt"}]
     events = [value for kind, value in plugin.seen if kind == "event"]
     assert events[0]["arguments"] == {"paths": ["a.txt", "b.txt"]}
     assert dict(seen[0][1]) == {"paths": ("a.txt", "b.txt")}

@@ -18,7 +18,7 @@ from raw_core.plugins import PluginHost
 from raw_core.providers.contract import ModelRequest, StopEvent, TextDelta, ToolCallStart
 from raw_core.providers.scripted import Reply, ScriptedProvider
 from raw_core.runtime import Runtime, Session
-from raw_core.runtime.events import LoopEvent, TurnEnded
+from raw_core.runtime.events import LoopEvent, ToolCallFinished, TurnEnded
 from raw_core.runtime.frontend import CallbackFrontEnd
 from raw_core.sessions.sqlite import (
     AssistantMessage,
@@ -516,7 +516,9 @@ async def test_renderers_receive_detached_copies(backend: SqliteBackend, agent: 
         data = event.to_dict()
         if data["type"] == "tool_call_finished":
             data["content"][0]["text"] = "vandalised"
-            event.content[0]["text"] = "vandalised"  # type: ignore[union-attr]
+            assert isinstance(event, ToolCallFinished)
+            with pytest.raises(attrs.exceptions.FrozenInstanceError):  # records are frozen
+                event.content[0].text = "vandalised"  # type: ignore[misc,union-attr]
 
     provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "real"}),)), Reply(text="ok")])
     async with Runtime(backend).open_session(agent, provider) as session:

@@ -43,6 +43,7 @@ from raw_core.sessions.backend import (
     SessionState,
     ToolOutput,
 )
+from raw_core.sessions.blocks import JsonBlock
 from raw_core.sessions.sqlite import (
     AssistantMessage,
     Message,
@@ -130,7 +131,7 @@ class BackendContract:
         result = ToolResultMessage(
             tool_call_id="c1", status="ok", content=(TextBlock(text="capped"),)
         )
-        output = tool_output_for("c1", [{"type": "text", "text": "the whole output"}])
+        output = tool_output_for("c1", [TextBlock(text="the whole output")])
         approval = ApprovalEntry(
             request_id=new_request_id(),
             tool_call_id="c1",
@@ -458,15 +459,16 @@ class BackendContract:
         backend = await backend_factory()
         session = await backend.create()
         big = "é" * (MAX_TOOL_OUTPUT_BYTES // 2 + 10)  # two bytes each: past the cap
-        output = tool_output_for("c1", [{"type": "text", "text": big}, {"type": "json", "json": 1}])
+        output = tool_output_for("c1", [TextBlock(text=big), JsonBlock(json_text="1")])
         assert output.truncated
         (block,) = output.content
-        assert len(block["text"].encode("utf-8")) <= MAX_TOOL_OUTPUT_BYTES
-        assert block["text"].endswith("bytes kept]")
+        assert isinstance(block, TextBlock)
+        assert len(block.text.encode("utf-8")) <= MAX_TOOL_OUTPUT_BYTES
+        assert block.text.endswith("bytes kept]")
         await append(backend, session.id, [output])
         (item,) = (await backend.page(session.id)).items
         assert item.entry == output
-        too_big = ToolOutput(tool_call_id="c2", content=({"type": "text", "text": big},))
+        too_big = ToolOutput(tool_call_id="c2", content=(TextBlock(text=big),))
         with pytest.raises(ValueError, match="at most"):
             await append(backend, session.id, [too_big])
         assert len((await backend.page(session.id)).items) == 1

@@ -214,7 +214,7 @@ async def test_job_control_groups_end_with_their_command_too(
 @pytest.mark.anyio
 async def test_output_beyond_one_mib_is_dropped_and_counted(dispatcher: Dispatcher) -> None:
     result = await run(dispatcher, "head -c 3000000 /dev/zero | tr '\\0' x; echo tail >&2")
-    full = "".join(block["text"] for block in result.full_content)
+    full = result.full_text()
     assert (
         "[stdout: 1951424 more bytes were dropped; only the first 1048576 bytes are kept]" in full
     )

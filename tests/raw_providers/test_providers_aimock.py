@@ -382,7 +382,7 @@ async def test_a_turn_of_the_agent_loop_with_a_real_tool(
     assert len(finished) == 1
     assert finished[0].name == "get_weather"
     assert finished[0].status == "ok"
-    assert "Paris: 21 C and sunny" in json.dumps(finished[0].content)
+    assert "Paris: 21 C and sunny" in json.dumps(finished[0].to_dict()["content"])
     journal = aimock.journal()
     second = json.dumps(journal[-1])
     assert "Paris: 21 C and sunny" in second  # the tool result reached the model

@@ -68,7 +68,7 @@ def anyio_backend() -> str:
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``raw.json`` with agent ``a`` (the default: echo, slow, three skill and variable
-    tools; an ask rule for echo texts that start with "ask"; a 64-byte result cap and a
+    tools; an ask rule for echo texts that start with "ask"; a 160-byte result cap and a
     300 ms handler limit), agent ``b`` (echo and slow, no rules, the default limits), one
     skill and one variable."""
     monkeypatch.setenv("RAW_APP_SECRET", SECRET)
@@ -84,7 +84,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "skills": {"paths": ["skills"]},
         "agents": {
             "a": {
-                "max_output_bytes": 64,
+                "max_output_bytes": 160,
                 "handler_timeout_ms": 300,
                 "tools": {
                     "use": [

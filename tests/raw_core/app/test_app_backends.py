@@ -103,7 +103,7 @@ def test_sessions_show_json_gives_each_item_its_kind(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # no raw.json here, no user config: the default store
-    long_text = "x" * 200  # over agent a's 64-byte cap
+    long_text = "x" * 200  # over agent a's 160-byte cap
     model = ScriptedProvider(
         [
             Reply(tool_calls=(("echo", {"text": "ask first"}),)),

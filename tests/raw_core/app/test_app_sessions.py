@@ -242,7 +242,7 @@ async def test_without_anybody_to_ask_an_ask_ends_at_once_and_stores_no_request(
 async def test_the_display_history_keeps_the_whole_output_the_model_got_capped(
     project: Path, host: PluginHost, tmp_path: Path
 ) -> None:
-    long_text = "line of output\n" * 40  # 600 bytes; the agent's cap is 64
+    long_text = "line of output\n" * 40  # 600 bytes; the agent's cap is 160
     page, _, context = await echo_turn(project, host, tmp_path / "s", long_text)
     kinds = [item.kind for item in page.items]
     assert kinds == ["message", "message", "message", "tool_output", "message"]

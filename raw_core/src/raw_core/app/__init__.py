@@ -20,14 +20,14 @@ if TYPE_CHECKING:
     from raw_core.app._explain import Explanation
     from raw_core.app._probe import ModelCheck
     from raw_core.config.discovery import trust_folder, user_config_path
-    from raw_core.sessions.messages import (
-        AssistantMessage,
+    from raw_core.sessions.blocks import (
         ImageBlock,
         JsonBlock,
         TextBlock,
-        UserMessage,
         VarPlaceholder,
+        block_to_dict,
     )
+    from raw_core.sessions.messages import AssistantMessage, UserMessage
     from raw_core.tools.identity import RESERVED_SOURCES, SEGMENT_RE
 
 # Imported when first used (PEP 562): they bring the dispatcher and the providers' types.
@@ -39,11 +39,12 @@ _LAZY = {
     "trust_folder": "raw_core.config.discovery",
     "user_config_path": "raw_core.config.discovery",
     "AssistantMessage": "raw_core.sessions.messages",
-    "ImageBlock": "raw_core.sessions.messages",
-    "JsonBlock": "raw_core.sessions.messages",
-    "TextBlock": "raw_core.sessions.messages",
+    "ImageBlock": "raw_core.sessions.blocks",
+    "JsonBlock": "raw_core.sessions.blocks",
+    "TextBlock": "raw_core.sessions.blocks",
     "UserMessage": "raw_core.sessions.messages",
-    "VarPlaceholder": "raw_core.sessions.messages",
+    "VarPlaceholder": "raw_core.sessions.blocks",
+    "block_to_dict": "raw_core.sessions.blocks",
     "RESERVED_SOURCES": "raw_core.tools.identity",
     "SEGMENT_RE": "raw_core.tools.identity",
 }
@@ -65,6 +66,7 @@ __all__ = [
     "ToolListing",
     "UserMessage",
     "VarPlaceholder",
+    "block_to_dict",
     "trust_folder",
     "user_config_path",
 ]

@@ -3,7 +3,6 @@ end's answer as an approval callback, and the result as the model would receive 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -11,6 +10,7 @@ import attrs
 from raw_core.errors import RawError
 from raw_core.runtime.frontend import FrontEnd
 from raw_core.sessions.backend import ApprovalAnswer
+from raw_core.sessions.blocks import ContentBlock, TextBlock, VarPlaceholder
 
 if TYPE_CHECKING:
     from raw_core.agent import Agent
@@ -23,21 +23,20 @@ def with_values(result: ToolResult, agent: Agent) -> ToolResult:
     """``result`` with each variable placeholder replaced by the variable's value (or a
     note saying why it is not available), in both its model and its full content."""
 
-    def fill(blocks: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
-        filled: list[Mapping[str, Any]] = []
+    def fill(blocks: tuple[ContentBlock, ...]) -> tuple[ContentBlock, ...]:
+        filled: list[ContentBlock] = []
         for block in blocks:
-            if block.get("type") != "var":
+            if not isinstance(block, VarPlaceholder):
                 filled.append(block)
                 continue
-            name = str(block.get("name"))
             try:
-                value = agent.vars.read(name)
+                value = agent.vars.read(block.name)
             except RawError as exc:
-                value = f"[the value of {name} is not available: {exc.code}]"
-            filled.append({"type": "text", "text": value})
+                value = f"[the value of {block.name} is not available: {exc.code}]"
+            filled.append(TextBlock(text=value))
         return tuple(filled)
 
-    if not any(block.get("type") == "var" for block in result.full_content):
+    if not any(isinstance(block, VarPlaceholder) for block in result.full_content):
         return result
     return attrs.evolve(
         result, content=fill(result.content), full_content=fill(result.full_content)

@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 import click
 
+from raw_core.cli._blocks import block_display
+
 __all__ = [
     "JsonRenderer",
     "TerminalFrontEnd",
@@ -118,14 +120,7 @@ class TerminalRenderer:
         if data["effects"] is not None:
             self.err.write(f"  effects: {_short(data['effects'], 400)}\n")
         for block in data["full_content"]:
-            if block["type"] == "text":
-                text = block["text"]
-            elif block["type"] == "json":
-                text = json.dumps(block["json"], indent=2, ensure_ascii=False)
-            elif block["type"] == "var":
-                text = f"[the value of {block['name']}, shown only to the model]"
-            else:
-                text = f"[{block.get('media_type', 'image')} image]"
+            text = block_display(block)
             for line in text.rstrip("\n").split("\n"):
                 self.err.write(f"  │ {line}\n")
         self.err.flush()

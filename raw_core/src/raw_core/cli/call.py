@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from raw_core.cli._app import agent_option, config_option, with_app
+from raw_core.cli._blocks import block_display
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
 
 __all__ = ["call"]
@@ -85,11 +86,8 @@ def call(
     else:
         if result.effects is not None:
             click.echo("effects: " + json.dumps(result.effects, ensure_ascii=False), err=True)
+        from raw_core.app import block_to_dict
+
         for block in result.full_content:
-            if block["type"] == "text":
-                click.echo(block["text"])
-            elif block["type"] == "json":
-                click.echo(json.dumps(block["json"], indent=2, ensure_ascii=False))
-            else:
-                click.echo(f"[{block['media_type']} image, {len(block['data'])} base64 bytes]")
+            click.echo(block_display(block_to_dict(block)))
     sys.exit(EXIT_ERROR if result.is_error else EXIT_OK)

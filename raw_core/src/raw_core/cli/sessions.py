@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from raw_core.cli._app import with_app
+from raw_core.cli._blocks import block_display
 from raw_core.cli._output import EXIT_OK, emit_json
 from raw_core.cli.run import conversation, one_turn, run_options
 
@@ -62,17 +63,9 @@ def list_sessions(limit: int, as_json: bool) -> None:
 
 
 def _block_text(block: Any) -> str:
-    from raw_core.app import ImageBlock, JsonBlock, TextBlock, VarPlaceholder
+    from raw_core.app import block_to_dict
 
-    if isinstance(block, TextBlock):
-        return block.text
-    if isinstance(block, JsonBlock):
-        return block.json_text
-    if isinstance(block, VarPlaceholder):
-        return f"[the value of {block.name}, shown only to the model]"
-    if isinstance(block, ImageBlock):
-        return f"[{block.media_type} image]"
-    return repr(block)
+    return block_display(block_to_dict(block))
 
 
 def _message_lines(message: Any) -> list[str]:
@@ -94,8 +87,7 @@ def _item_lines(item: Any) -> list[str]:
     if item.kind == "tool_output":
         lines = ["  (as shown: the whole output)"]
         for block in item.entry.content:
-            text = block.get("text") if block.get("type") == "text" else json.dumps(block)
-            lines += [f"    {line}" for line in str(text).split("\n")[:20]]
+            lines += [f"    {line}" for line in _block_text(block).split("\n")[:20]]
         return lines
     if item.kind == "approval":
         entry = item.entry

@@ -20,14 +20,17 @@ if TYPE_CHECKING:
         PolicyView,
         PreparedCall,
     )
+    from raw_core.dispatch.finished import CallOutcome, ToolCallFinished
 
 _EXPORTS: dict[str, str] = {
+    "CallOutcome": "raw_core.dispatch.finished",
     "DEFAULT_HANDLER_TIMEOUT": "raw_core.dispatch._pipeline",
     "DEFAULT_MAX_ARGUMENT_BYTES": "raw_core.dispatch._pipeline",
     "Dispatcher": "raw_core.dispatch._pipeline",
     "PolicyDecision": "raw_core.dispatch._pipeline",
     "PolicyView": "raw_core.dispatch._pipeline",
     "PreparedCall": "raw_core.dispatch._pipeline",
+    "ToolCallFinished": "raw_core.dispatch.finished",
 }
 
 
@@ -37,8 +40,10 @@ __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 __all__ = [
     "DEFAULT_HANDLER_TIMEOUT",
     "DEFAULT_MAX_ARGUMENT_BYTES",
+    "CallOutcome",
     "Dispatcher",
     "PolicyDecision",
     "PolicyView",
     "PreparedCall",
+    "ToolCallFinished",
 ]

@@ -39,6 +39,7 @@ from raw_core.dispatch._support import (
     check_sealed,
     wrap_middleware,
 )
+from raw_core.dispatch.finished import CallOutcome
 from raw_core.errors import (
     ApprovalDenied,
     ApprovalUnavailable,
@@ -51,7 +52,7 @@ from raw_core.errors import (
     Timeout,
     ToolError,
 )
-from raw_core.frozen import fingerprint, freeze, thaw
+from raw_core.frozen import fingerprint, freeze
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import (
     DEFAULT_HOOK_TIMEOUT,
@@ -59,6 +60,7 @@ from raw_core.plugins.hooks import (
     emit_event,
     run_check_hooks,
 )
+from raw_core.sessions.blocks import TextBlock
 from raw_core.tools._schema import SchemaValidationError
 from raw_core.tools.calls import (
     ApprovalCallback,
@@ -152,8 +154,22 @@ class Dispatcher:
     async def dispatch(
         self, call: ToolCall, *, signal: CancellationSignal | None = None
     ) -> ToolResult:
-        """Run ``call`` through the seven steps and return its result (never raises a
-        :class:`~raw_core.errors.RawError`)."""
+        """Run ``call`` through the seven steps, report its ``tool_call_finished`` event to
+        the observers (and plug-ins, unless ``hook_events`` is off), and return its result
+        (never raises a :class:`~raw_core.errors.RawError`)."""
+        outcome = await self.run(call, signal=signal)
+        if self.observers or (self.host is not None and self.hook_events):
+            emit_event(
+                self.host if self.hook_events else None,
+                self.observers,
+                lambda: outcome.event().to_dict(),
+            )
+        return outcome.result
+
+    async def run(self, call: ToolCall, *, signal: CancellationSignal | None = None) -> CallOutcome:
+        """Run ``call`` through the seven steps; report nothing. The caller reports
+        ``outcome.event()`` when it has done what must come first (the agent loop commits
+        the result)."""
         signal = signal if signal is not None else CancellationSignal()
         effects: Any = None
         tool: LoadedTool | None = None
@@ -191,9 +207,13 @@ class Dispatcher:
                 HandlerError(f"the call failed inside raw: {type(exc).__name__}: {exc}"),
                 effects=effects,
             )
-        if self.observers or (self.host is not None and self.hook_events):
-            self._emit(call, tool, arguments, effects, result)
-        return result
+        return CallOutcome(
+            call=call,
+            identity=tool.identity if tool is not None else None,
+            arguments=arguments,
+            # an error's text meets the cap too (a result's content already has)
+            result=result.capped(self.max_output_bytes) if result.is_error else result,
+        )
 
     def prepare(
         self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal | None = None
@@ -364,8 +384,8 @@ class Dispatcher:
             model_text, full_text, truncated = returned.render(self.max_output_bytes)
             return ToolResult(
                 status="ok",
-                content=({"type": "text", "text": model_text},),
-                full_content=({"type": "text", "text": full_text},),
+                content=(TextBlock(text=model_text),),
+                full_content=(TextBlock(text=full_text),),
                 effects=effects,
                 truncated=truncated,
             )
@@ -405,26 +425,3 @@ class Dispatcher:
         if signal.cancelled:
             raise Cancelled(f"the call was cancelled ({signal.reason})")
         raise Timeout(f"the call did not finish within {limit:g} s")
-
-    # --- observers -----------------------------------------------------------------------
-
-    def _emit(
-        self,
-        call: ToolCall,
-        tool: LoadedTool | None,
-        arguments: Any,
-        effects: Any,
-        result: ToolResult,
-    ) -> None:
-        def make() -> dict[str, Any]:
-            return {
-                "type": "tool_call_finished",
-                "tool_call_id": call.id,
-                "name": call.name,
-                "identity": tool.identity if tool is not None else None,
-                "arguments": thaw(arguments),
-                "effects": thaw(effects),
-                "result": result.to_dict(),
-            }
-
-        emit_event(self.host if self.hook_events else None, self.observers, make)

@@ -12,7 +12,6 @@ from typing import Any
 import attrs
 
 from raw_core.errors import ProviderFailed
-from raw_core.frozen import thaw
 from raw_core.providers.contract import (
     ModelTool,
     PartEvent,
@@ -26,8 +25,6 @@ from raw_core.providers.contract import (
 from raw_core.runtime.events import LoopEvent, Usage
 from raw_core.sessions.messages import (
     AssistantMessage,
-    ImageBlock,
-    JsonBlock,
     Message,
     ProviderPart,
     TextBlock,
@@ -53,22 +50,11 @@ INTERRUPTED = (
 
 
 def result_message(call_id: str, result: ToolResult) -> ToolResultMessage:
-    blocks: list[Any] = []
-    for block in result.content:
-        kind = block["type"]
-        if kind == "text":
-            blocks.append(TextBlock(text=block["text"]))
-        elif kind == "json":
-            blocks.append(JsonBlock(json_text=json.dumps(thaw(block["json"]), ensure_ascii=False)))
-        elif kind == "image":
-            blocks.append(ImageBlock(media_type=block["media_type"], data=block["data"]))
-        elif kind == "var":
-            blocks.append(VarPlaceholder(name=block["name"]))
     return ToolResultMessage(
         tool_call_id=call_id,
         status=result.status,
         error_code=result.code if result.is_error else None,
-        content=tuple(blocks),
+        content=result.content,
     )
 
 

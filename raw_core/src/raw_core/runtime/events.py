@@ -5,7 +5,8 @@ cannot change the arguments or results that were authorized. Every run of a turn
 exactly one :class:`TurnEnded`. ``to_dict()`` gives the JSON form (``{"type": ...}``) used
 by ``--json`` output and the ``raw_session_event`` hook. Streamed text is the provider's own
 :class:`~raw_core.providers.contract.TextDelta`, handed on unchanged (one record, no copy
-per fragment).
+per fragment); a finished call is the dispatcher's own
+:class:`~raw_core.dispatch.finished.ToolCallFinished`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
+from raw_core.dispatch.finished import ToolCallFinished
 from raw_core.frozen import thaw
 from raw_core.providers.contract import TextDelta
 
@@ -85,23 +87,6 @@ class ToolCallStarted:
 
     def to_dict(self) -> dict[str, Any]:
         return _as_dict("tool_call_started", self)
-
-
-@attrs.frozen(kw_only=True)
-class ToolCallFinished:
-    """A call's result, as committed (``content`` is what the model receives;
-    ``full_content`` what the terminal shows)."""
-
-    tool_call_id: str
-    name: str
-    status: str
-    code: str | None
-    effects: Any
-    content: tuple[dict[str, Any], ...]
-    full_content: tuple[dict[str, Any], ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return _as_dict("tool_call_finished", self)
 
 
 @attrs.frozen(kw_only=True)

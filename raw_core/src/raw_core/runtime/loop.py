@@ -52,7 +52,6 @@ from raw_core.errors import (
     RawError,
     TurnInProgress,
 )
-from raw_core.frozen import thaw
 from raw_core.plugins import PluginHost
 from raw_core.providers.contract import (
     ModelRequest,
@@ -72,7 +71,6 @@ from raw_core.runtime.events import (
     AssistantCommitted,
     LoopEvent,
     RuntimeChanged,
-    ToolCallFinished,
     ToolCallStarted,
     TurnEnded,
     TurnStarted,
@@ -535,29 +533,18 @@ class Session:
                     ToolCallStarted(tool_call_id=call.id, name=call.name, arguments=call.arguments)
                 )
             self._running_call = call.id
-            result = await self.dispatcher.dispatch(call, signal=signal)
+            outcome = await self.dispatcher.run(call, signal=signal)
+            result = outcome.result
             # What the user saw, when the model received less: the uncapped output, kept in
             # the display history only (the model context holds the capped copy).
-            display = (
-                (tool_output_for(call.id, thaw(result.full_content)),) if result.truncated else ()
-            )
+            display = (tool_output_for(call.id, result.full_content),) if result.truncated else ()
             await self._commit([result_message(call.id, result)], display)
             self._running_call = None
             self._pending_calls = list(calls[index + 1 :])
             if self._skills.seen != self._saved_seen:
                 await self._save_skills_seen()
             if self._listening:
-                emit(
-                    ToolCallFinished(
-                        tool_call_id=call.id,
-                        name=call.name,
-                        status=result.status,
-                        code=result.code,
-                        effects=thaw(result.effects),
-                        content=tuple(thaw(result.content)),
-                        full_content=tuple(thaw(result.full_content)),
-                    )
-                )
+                emit(outcome.event())
             if result.code == Cancelled.code:
                 await self._cancel_rest(calls[index + 1 :])
                 return True

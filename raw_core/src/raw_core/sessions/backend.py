@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkab
 
 import attrs
 
+from raw_core.sessions.blocks import ContentBlock, block_to_dict
+
 if TYPE_CHECKING:
     from raw_core.sessions.messages import Message
 
@@ -110,12 +112,12 @@ class SessionState:
 @attrs.frozen(kw_only=True)
 class ToolOutput:
     """Display-only: one call's output as the user saw it, when the model received less
-    (its result was capped). ``content`` holds JSON content blocks (``{"type": "text",
-    "text"}``, ...), at most :data:`MAX_TOOL_OUTPUT_BYTES`; ``truncated`` says it was cut
-    there (the last text block then ends with a marker)."""
+    (its result was capped). ``content`` holds content blocks
+    (:mod:`raw_core.sessions.blocks`), at most :data:`MAX_TOOL_OUTPUT_BYTES`; ``truncated``
+    says it was cut there (the last text block then ends with a marker)."""
 
     tool_call_id: str
-    content: tuple[Mapping[str, Any], ...]
+    content: tuple[ContentBlock, ...]
     truncated: bool = False
 
     @property
@@ -205,7 +207,7 @@ class DisplayItem:
             return {
                 **head,
                 "tool_call_id": entry.tool_call_id,
-                "content": [dict(block) for block in entry.content],
+                "content": [block_to_dict(block) for block in entry.content],
                 "truncated": entry.truncated,
             }
         if isinstance(entry, ApprovalEntry):

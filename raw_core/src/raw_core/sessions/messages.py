@@ -8,13 +8,16 @@ JSON, so stored sessions never need converting when a provider is added or chang
   the model produced, kept byte for byte), and :class:`ProviderPart` blobs (reasoning items,
   thinking signatures) that must go back to the same provider unchanged;
 * :class:`ToolResultMessage`: the outcome of one tool call, ``ok`` or ``error`` with its code,
-  and content blocks: text, JSON, image, or a :class:`VarPlaceholder`.
+  and content blocks (:mod:`raw_core.sessions.blocks`, re-exported here): text, JSON,
+  image, or a :class:`VarPlaceholder`.
 
 A ``read_var`` result is stored as a :class:`VarPlaceholder` naming the variable; the loop
 puts the value in only when it builds a request, so a variable's value never reaches the
 database (spec 004, "Variables").
 
-The JSON form tags each message with ``role`` and each block with ``type``, leaves out fields
+The stored JSON form tags each message with ``role`` and each block with ``type`` (a JSON
+block as ``{"type": "json", "json_text"}``, a placeholder as ``{"type": "var_placeholder",
+"name"}``: the form of format 1, kept so stored sessions read unchanged), leaves out fields
 that hold their default, and is written and read here and nowhere else: written directly
 (the hot path), read by one configured converter that checks every field.
 :data:`MESSAGE_FORMAT` is stored beside every row, so a raw that meets a row from a newer
@@ -31,6 +34,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from raw_core._field_error import FieldValueError
+from raw_core.sessions.blocks import (
+    ContentBlock,
+    ImageBlock,
+    JsonBlock,
+    TextBlock,
+    UserBlock,
+    VarPlaceholder,
+)
 
 if TYPE_CHECKING:
     import cattrs
@@ -58,45 +69,6 @@ __all__ = [
 
 MESSAGE_FORMAT = 1
 """The version of the JSON form below; stored with every row."""
-
-
-# --- content blocks ----------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class TextBlock:
-    """Plain text. JSON: ``{"type": "text", "text": ...}``."""
-
-    text: str
-
-
-@attrs.frozen(kw_only=True)
-class JsonBlock:
-    """A JSON value a tool returned, kept as JSON text. JSON: ``{"type": "json", ...}``."""
-
-    json_text: str
-
-
-@attrs.frozen(kw_only=True)
-class ImageBlock:
-    """An image, base64-encoded. JSON: ``{"type": "image", "media_type", "data"}``."""
-
-    media_type: str
-    data: str
-
-
-@attrs.frozen(kw_only=True)
-class VarPlaceholder:
-    """Where a variable's value goes; only the name is stored. JSON type ``var_placeholder``."""
-
-    name: str
-
-
-ContentBlock = TextBlock | JsonBlock | ImageBlock | VarPlaceholder
-"""A block of a tool result."""
-
-UserBlock = TextBlock | ImageBlock
-"""A block of a user message."""
 
 
 # --- messages ----------------------------------------------------------------------------

@@ -1,20 +1,21 @@
-"""Tool results: content blocks, the error form, the shared size cap, and batches.
+"""Tool results: the result record, the error form, the shared size cap, and batches.
 
 A handler returns ``{"content": [blocks]}`` (optionally with ``"is_error": true``) or a
-:class:`BatchResult`. The dispatcher turns either into a :class:`ToolResult`: ``content`` is
-what the model receives, capped at ``max_output_bytes`` with a visible marker, and
-``full_content`` keeps the uncapped output for the terminal. Blocks are text
-(``{"type": "text", "text"}``), JSON (``{"type": "json", "json"}``) or images
-(``{"type": "image", "media_type", "data"}`` with base64 data), or a variable placeholder
-(``{"type": "var", "name"}``: the agent loop puts the variable's value in only when it builds
-a request, so the value is never stored). The cap counts the UTF-8 bytes of text and of JSON
-as serialized; images and placeholders do not count.
+:class:`BatchResult`. The dispatcher turns either into a :class:`ToolResult` whose blocks
+are the records of :mod:`raw_core.sessions.blocks`: ``content`` is what the model receives,
+capped at ``max_output_bytes`` with a visible marker, and ``full_content`` keeps the
+uncapped output for the terminal.
+
+The cap is a hard cap: the model's copy, markers included, is at most ``max_output_bytes``
+as :func:`model_bytes` counts it — the UTF-8 bytes of text, of JSON as serialized, and
+:data:`IMAGE_BLOCK_BYTES` for each image whatever its size (a model reads an image by its
+pixels, not by the bytes of its base64 text). A variable placeholder counts nothing: the
+agent loop puts the variable's value in only when it builds a request, and its size is the
+user's choice, not the tool's.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -22,21 +23,36 @@ import attrs
 
 from raw_core.errors import HandlerError, RawError
 from raw_core.frozen import thaw
+from raw_core.sessions.blocks import (
+    IMAGE_MIME_TYPES,
+    BlockInvalid,
+    ContentBlock,
+    ImageBlock,
+    JsonBlock,
+    TextBlock,
+    block_from_dict,
+    block_text,
+    block_to_dict,
+    clean_text,
+    cut_utf8,
+)
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_BYTES",
+    "IMAGE_BLOCK_BYTES",
     "IMAGE_MIME_TYPES",
     "BatchEntry",
     "BatchResult",
     "ToolResult",
     "cap_blocks",
+    "model_bytes",
     "normalize_content",
 ]
 
 DEFAULT_MAX_OUTPUT_BYTES: Final = 8192
-IMAGE_MIME_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+IMAGE_BLOCK_BYTES: Final = 1024
+"""What one image block counts toward the result cap."""
 
-Block = Mapping[str, Any]
 Status = Literal["ok", "error"]
 
 
@@ -51,8 +67,8 @@ class ToolResult:
     """
 
     status: Status
-    content: tuple[Block, ...]
-    full_content: tuple[Block, ...]
+    content: tuple[ContentBlock, ...]
+    full_content: tuple[ContentBlock, ...]
     code: str | None = None
     message: str | None = None
     effects: Any = None
@@ -67,7 +83,7 @@ class ToolResult:
     @classmethod
     def from_error(cls, error: RawError, *, effects: Any = None) -> ToolResult:
         """The error result for ``error``: the model reads ``error [code]: message``."""
-        block = ({"type": "text", "text": f"error [{error.code}]: {error.message}"},)
+        block = (TextBlock(text=f"error [{error.code}]: {error.message}"),)
         details = {k: v for k, v in error.context.items() if k != "problems"}
         return cls(
             status="error",
@@ -79,109 +95,32 @@ class ToolResult:
             details=details,
         )
 
+    def capped(self, max_bytes: int) -> ToolResult:
+        """This result with ``content`` under the cap (itself when it already is)."""
+        content, truncated = cap_blocks(self.content, max_bytes)
+        if not truncated:
+            return self
+        return attrs.evolve(self, content=content, truncated=True)
+
     def text(self) -> str:
         """The model's view as plain text: text blocks and serialized JSON, joined."""
-        return "\n".join(
-            _block_text(block) for block in self.content if block.get("type") in ("text", "json")
-        )
+        return "\n".join(text for text in map(block_text, self.content) if text is not None)
+
+    def full_text(self) -> str:
+        """The user's view (before the cap) as plain text, joined as :meth:`text` is."""
+        return "\n".join(text for text in map(block_text, self.full_content) if text is not None)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``{status, code, content, effects}`` (a detached copy)."""
         return {
             "status": self.status,
             "code": self.code,
-            "content": thaw(self.content),
+            "content": [block_to_dict(block) for block in self.content],
             "effects": thaw(self.effects),
         }
 
 
-def _block_text(block: Block) -> str:
-    if block.get("type") == "text":
-        return str(block["text"])
-    return json.dumps(block.get("json"), ensure_ascii=False)
-
-
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _clean(text: str) -> str:
-    """``text`` with each lone surrogate read as U+FFFD, so it can be encoded."""
-    return _LONE_SURROGATE.sub("\ufffd", text) if _has_surrogate(text) else text
-
-
-def _clean_json(value: Any, where: str) -> Any:
-    """``value`` with every lone surrogate in its strings and keys read as U+FFFD; two keys
-    of one object that become the same are refused rather than one silently dropped."""
-    if isinstance(value, str):
-        return _clean(value)
-    if isinstance(value, Mapping):
-        cleaned: dict[str, Any] = {}
-        originals: dict[str, str] = {}
-        for key, item in value.items():
-            name = _clean(key)
-            if name in cleaned:
-                raise HandlerError(
-                    f"{where}: the keys {originals[name]!r} and {key!r} both read as {name!r}"
-                    " once their lone surrogates are replaced; rename one"
-                )
-            originals[name] = key
-            cleaned[name] = _clean_json(item, f"{where}.{name}")
-        return cleaned
-    if isinstance(value, list | tuple):
-        return [_clean_json(item, f"{where}[{i}]") for i, item in enumerate(value)]
-    return value
-
-
-def _check_block(block: Any, index: int) -> dict[str, Any]:
-    where = f"content[{index}]"
-    if type(block) is not dict and not isinstance(block, Mapping):
-        raise HandlerError(f"{where} must be an object, found {type(block).__name__}")
-    kind = block.get("type")
-    if kind == "text":
-        # exactly the keys "type" and "text" (counted: this runs for every result)
-        if len(block) != 2 or "text" not in block or not isinstance(block["text"], str):
-            raise HandlerError(f'{where}: a text block is {{"type": "text", "text": <string>}}')
-        text = block["text"]
-        if _has_surrogate(text):  # e.g. a file name os.fsdecode could not decode
-            return {"type": "text", "text": _clean(text)}
-    elif kind == "json":
-        if set(block) != {"type", "json"}:
-            raise HandlerError(f'{where}: a JSON block is {{"type": "json", "json": <value>}}')
-        try:
-            text = json.dumps(block["json"], allow_nan=False, ensure_ascii=False)
-        except (TypeError, ValueError) as exc:
-            raise HandlerError(f"{where}: the JSON block's value is not JSON: {exc}") from None
-        if _has_surrogate(text):  # a string in it holds one, as a text block may
-            return {"type": "json", "json": _clean_json(block["json"], f"{where}.json")}
-    elif kind == "var":
-        if set(block) != {"type", "name"} or not isinstance(block["name"], str):
-            raise HandlerError(f'{where}: a variable block is {{"type": "var", "name": <name>}}')
-    elif kind == "image":
-        if (
-            set(block) != {"type", "media_type", "data"}
-            or not isinstance(block["data"], str)
-            or block["media_type"] not in IMAGE_MIME_TYPES
-        ):
-            raise HandlerError(
-                f'{where}: an image block is {{"type": "image", "media_type":'
-                f' one of {sorted(IMAGE_MIME_TYPES)}, "data": <base64>}}'
-            )
-    else:
-        raise HandlerError(
-            f"{where}: unknown block type {kind!r}; expected text, json, image or var"
-        )
-    return dict(block)
-
-
-def normalize_content(returned: Any) -> tuple[tuple[dict[str, Any], ...], bool]:
+def normalize_content(returned: Any) -> tuple[tuple[ContentBlock, ...], bool]:
     """Check a handler's ``{"content": [...], "is_error"?}``; return ``(blocks, is_error)``.
 
     Raises :class:`~raw_core.errors.HandlerError` naming what is wrong.
@@ -195,7 +134,8 @@ def normalize_content(returned: Any) -> tuple[tuple[dict[str, Any], ...], bool]:
         )
     extra = set(returned) - {"content", "is_error"} if len(returned) > 1 else ()
     if extra:
-        raise HandlerError(f"the handler's result has unknown fields: {sorted(extra)}")
+        listed = ", ".join(f'"{name}"' for name in sorted(extra))
+        raise HandlerError(f"the handler's result has unknown fields: {listed}")
     content = returned["content"]
     if type(content) not in (list, tuple) and (
         not isinstance(content, Sequence) or isinstance(content, str | bytes)
@@ -204,50 +144,79 @@ def normalize_content(returned: Any) -> tuple[tuple[dict[str, Any], ...], bool]:
     is_error = returned.get("is_error", False)
     if not isinstance(is_error, bool):
         raise HandlerError("is_error must be a boolean")
-    return tuple(_check_block(block, i) for i, block in enumerate(content)), is_error
+    try:
+        blocks = tuple(block_from_dict(block, f"content[{i}]") for i, block in enumerate(content))
+    except BlockInvalid as exc:
+        raise HandlerError(str(exc)) from None
+    return blocks, is_error
 
 
-def _marker(shown: int, total: int) -> str:
-    return (
+# --- the cap -----------------------------------------------------------------------------
+
+
+def _size(block: ContentBlock) -> int:
+    if isinstance(block, TextBlock):
+        text = block.text
+        return len(text) if text.isascii() else len(text.encode("utf-8"))
+    if isinstance(block, JsonBlock):
+        text = block.json_text
+        return len(text) if text.isascii() else len(text.encode("utf-8"))
+    if isinstance(block, ImageBlock):
+        return IMAGE_BLOCK_BYTES
+    return 0
+
+
+def model_bytes(blocks: Sequence[ContentBlock]) -> int:
+    """What ``blocks`` count toward the result cap (see the module's docstring)."""
+    return sum(map(_size, blocks))
+
+
+def _marker(shown: int, total: int, room: int) -> str:
+    """The longest of the truncation markers that fits in ``room`` bytes (cut to it when
+    none does): the model always learns that it received less."""
+    for marker in (
         f"\n[output truncated: the model sees {shown} of {total} bytes; the full output"
-        " is shown to the user]"
-    )
+        " is shown to the user]",
+        f"\n[truncated: {shown} of {total} bytes shown]",
+        "\n[truncated]",
+    ):
+        if len(marker) <= room:
+            return marker
+    return "[truncated]"[: max(room, 0)]
 
 
-def _cut_utf8(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` that is at most ``limit`` UTF-8 bytes."""
-    return text.encode("utf-8")[: max(limit, 0)].decode("utf-8", "ignore")
+def cap_blocks(
+    blocks: Sequence[ContentBlock], max_bytes: int
+) -> tuple[tuple[ContentBlock, ...], bool]:
+    """Cap ``blocks`` to ``max_bytes`` in total, the marker included.
 
-
-def cap_blocks(blocks: Sequence[Block], max_bytes: int) -> tuple[tuple[Block, ...], bool]:
-    """Cap text and JSON blocks to ``max_bytes`` in total; images pass unchanged.
-
-    Returns ``(blocks, truncated)``. When cut, the kept text ends with a marker that says how
-    much the model sees; JSON blocks that do not fit whole become text.
+    Returns ``(blocks, truncated)``. When cut, the kept blocks are followed by a text block
+    that says how much the model sees; a text or JSON block that does not fit whole is cut
+    to text, and an image that does not fit whole is left out.
     """
-    texts = [_block_text(b) if b.get("type") in ("text", "json") else "" for b in blocks]
-    if sum(map(len, texts)) * 4 <= max_bytes:  # fits whatever the text: 4 bytes a char at most
-        return tuple(blocks), False
-    sizes = [len(text.encode("utf-8")) for text in texts]
-    total = sum(sizes)
+    total = model_bytes(blocks)
     if total <= max_bytes:
         return tuple(blocks), False
-    budget = max_bytes
+    # Room for the marker first, sized for the largest numbers it can show.
+    room = len(_marker(total, total, max_bytes // 4 if max_bytes >= 400 else max_bytes * 2 // 3))
+    budget = max(max_bytes - room, 0)
     shown = 0
-    out: list[Block] = []
-    for block, text, size in zip(blocks, texts, sizes, strict=True):
-        if block.get("type") not in ("text", "json"):
-            out.append(block)
-        elif size <= budget:
+    out: list[ContentBlock] = []
+    for block in blocks:
+        size = _size(block)
+        if size <= budget:
             out.append(block)
             budget -= size
             shown += size
-        elif budget > 0:
-            cut = _cut_utf8(text, budget)  # may keep less than the budget: whole characters
-            out.append({"type": "text", "text": cut})
-            budget = 0
-            shown += len(cut.encode("utf-8"))
-    out.append({"type": "text", "text": _marker(shown, total)})
+        elif budget > 0 and isinstance(block, TextBlock | JsonBlock):
+            text = block_text(block) or ""
+            cut = cut_utf8(text, budget)  # may keep less than the budget: whole characters
+            if cut:
+                out.append(TextBlock(text=cut))
+                used = len(cut.encode("utf-8"))
+                budget -= used
+                shown += used
+    out.append(TextBlock(text=_marker(shown, total, max_bytes - shown)))
     return tuple(out), True
 
 
@@ -259,9 +228,9 @@ LABEL_BYTES = 200
 class BatchEntry:
     """One row of a batch: its label, status, and body (the output, or the error message)."""
 
-    label: str = attrs.field(converter=_clean)  # a lone surrogate reads as U+FFFD
+    label: str = attrs.field(converter=clean_text)  # a lone surrogate reads as U+FFFD
     status: Literal["ok", "error", "skipped"]
-    body: str = attrs.field(default="", converter=_clean)
+    body: str = attrs.field(default="", converter=clean_text)
     code: str | None = None
 
 
@@ -292,52 +261,91 @@ class BatchResult:
         status = f"error ({entry.code})" if entry.code else entry.status
         label = entry.label
         if label_bytes is not None and len(label.encode("utf-8")) > label_bytes:
-            label = _cut_utf8(label, label_bytes) + "…"
+            label = cut_utf8(label, label_bytes) + "…"
         return f"[{index + 1}/{len(self.entries)}] {status}: {label}\n"
 
     def render(self, max_bytes: int) -> tuple[str, str, bool]:
         """Return ``(model_text, full_text, truncated)`` under a shared cap of ``max_bytes``.
 
-        The full text keeps every label and body whole. The model text counts headers
-        against the cap too: a label longer than ``LABEL_BYTES`` is cut with ``…``, and when
-        the headers alone would overrun the cap, rows are shown until it is used and one
-        marker counts the rest, so a batch of many long labels cannot flood the context.
+        The full text keeps every label and body whole. The model text is at most
+        ``max_bytes``, every marker included: a label longer than ``LABEL_BYTES`` is cut
+        with ``…``, a body cut to its share ends with a note of how much was left out, and
+        when the headers alone would overrun the cap, rows are shown until it is used and
+        one marker counts the rest, so a batch of many long labels cannot flood the context.
         """
         bodies = [
             e.body if not e.body or e.body.endswith("\n") else e.body + "\n" for e in self.entries
         ]
         rows = enumerate(zip(self.entries, bodies, strict=True))
         full = "".join(self._header(i, entry) + body for i, (entry, body) in rows)
-        if len(full.encode("utf-8")) <= max_bytes:
+        if _utf8_len(full) <= max_bytes:
             return full, full, False
         headers = [self._header(i, e, label_bytes=LABEL_BYTES) for i, e in enumerate(self.entries)]
-        header_sizes = [len(h.encode("utf-8")) for h in headers]
-        if sum(header_sizes) > max_bytes:
-            return self._render_headers_only(headers, header_sizes, max_bytes), full, True
-        sizes = [len(b.encode("utf-8")) for b in bodies]
-        shares = _fair_shares(sizes, max_bytes - sum(header_sizes))
-        parts = []
-        for header, body, size, share in zip(headers, bodies, sizes, shares, strict=True):
-            parts.append(header)
-            if share >= size:
-                parts.append(body)
-            else:
-                parts.append(_cut_utf8(body, share))
-                parts.append(f"[... {size - share} more bytes of this entry truncated]\n")
-        return "".join(parts), full, True
+        shared = _render_shared(headers, bodies, max_bytes)
+        if shared is None:
+            shared = _render_headers_only(headers, max_bytes)
+        return shared, full, True
 
-    def _render_headers_only(self, headers: list[str], sizes: list[int], max_bytes: int) -> str:
-        """Show as many headers as fit in ``max_bytes``, then say how many rows were left out."""
-        shown: list[str] = []
-        budget = max_bytes
-        for header, size in zip(headers, sizes, strict=True):
-            if size > budget:
-                break
-            shown.append(header)
-            budget -= size
-        hidden = len(headers) - len(shown)
-        shown.append(f"[... {hidden} more rows not shown: the output cap is {max_bytes} bytes]\n")
-        return "".join(shown)
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _cut_note(left_out: int) -> str:
+    return f"\n[... {left_out} more bytes of this row cut]\n"
+
+
+def _render_shared(headers: list[str], bodies: list[str], max_bytes: int) -> str | None:
+    """Every header, and the bytes left shared fairly among the bodies; each body cut to
+    its share ends with a note, counted in its share. ``None`` when the headers and the
+    notes do not fit."""
+    sizes = [_utf8_len(body) for body in bodies]
+    budget = max_bytes - sum(map(_utf8_len, headers))
+    cut: set[int] = set()
+    while True:  # the notes of the bodies that are cut come out of the budget first
+        left = budget - sum(len(_cut_note(sizes[i])) for i in cut)
+        if left < 0:
+            return None
+        shares = _fair_shares(sizes, left)
+        more = {
+            i for i, (size, share) in enumerate(zip(sizes, shares, strict=True)) if share < size
+        }
+        if more <= cut:
+            break
+        cut |= more
+    parts = []
+    for header, body, size, share in zip(headers, bodies, sizes, shares, strict=True):
+        parts.append(header)
+        if share >= size:
+            parts.append(body)
+            continue
+        kept = cut_utf8(body, share)  # its note's bytes were reserved above
+        parts.append(kept)
+        parts.append(_cut_note(size - _utf8_len(kept)))
+    return "".join(parts)
+
+
+def _render_headers_only(headers: list[str], max_bytes: int) -> str:
+    """As many headers as fit in ``max_bytes`` with the marker that says how many rows were
+    left out (the marker alone, cut to the cap, when not even it fits)."""
+
+    def marker(hidden: int) -> str:
+        if hidden == 0:  # every header fits, but not the bodies with their notes
+            return f"[... the rows' output is not shown: the output cap is {max_bytes} bytes]\n"
+        return f"[... {hidden} more rows not shown: the output cap is {max_bytes} bytes]\n"
+
+    room = max(len(marker(len(headers))), len(marker(0)))
+    budget = max_bytes - room
+    if budget < 0:
+        return cut_utf8(marker(len(headers)), max_bytes)
+    shown: list[str] = []
+    for header in headers:
+        size = _utf8_len(header)
+        if size > budget:
+            break
+        shown.append(header)
+        budget -= size
+    return "".join(shown) + marker(len(headers) - len(shown))
 
 
 def _fair_shares(sizes: list[int], budget: int) -> list[int]:

@@ -10,9 +10,8 @@ model context) and :data:`ENTRY_FORMAT`. The JSON form, as strict as the message
 key checked, unknown keys refused):
 
 * tool output: ``{"tool_call_id", "content": [block, ...], "truncated": true}``
-  (``truncated`` only when true); a block is ``{"type": "text", "text"}``,
-  ``{"type": "json", "json"}``, ``{"type": "image", "media_type", "data"}`` or
-  ``{"type": "var", "name"}``, the tool result blocks' own shape;
+  (``truncated`` only when true); a block in the JSON form of
+  :mod:`raw_core.sessions.blocks`, the tool result blocks' own shape;
 * approval: ``{"request_id", "tool_call_id", "identity", "arguments", "effects", "state",
   "answer": {"approved", "by", "message"}}`` (``answer`` only when there is one).
 """
@@ -29,6 +28,14 @@ from raw_core.sessions.backend import (
     ApprovalEntry,
     RequestState,
     ToolOutput,
+)
+from raw_core.sessions.blocks import (
+    ContentBlock,
+    ImageBlock,
+    JsonBlock,
+    TextBlock,
+    block_from_dict,
+    block_to_dict,
 )
 
 __all__ = [
@@ -48,14 +55,6 @@ ENTRY_FORMAT: Final = 1
 
 REQUEST_STATES: Final = frozenset({"pending", "approved", "denied", "expired", "cancelled"})
 
-_BLOCK_KEYS: Mapping[str, frozenset[str]] = {
-    "text": frozenset({"type", "text"}),
-    "json": frozenset({"type", "json"}),
-    "image": frozenset({"type", "media_type", "data"}),
-    "var": frozenset({"type", "name"}),
-}
-_STRING_FIELDS = {"text": ("text",), "image": ("media_type", "data"), "var": ("name",)}
-
 
 def _plain(value: Any) -> Any:
     """``json.dumps`` ``default``: read-only mappings and sequences as plain JSON."""
@@ -71,43 +70,17 @@ def dumps_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=False, default=_plain)
 
 
-def _json_size(value: Any) -> int:
-    """UTF-8 bytes of ``value`` serialized as compact JSON."""
-    return len(
-        json.dumps(
-            value, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_plain
-        ).encode("utf-8", "surrogatepass")
-    )
-
-
-def _check_block(block: Any, where: str) -> Mapping[str, Any]:
-    """``block`` if it is one of the four block shapes exactly; ``ValueError`` naming
-    ``where`` otherwise."""
-    if not isinstance(block, Mapping):
-        raise ValueError(f"{where}: expected a content block object, found {type(block).__name__}")
-    kind: Any = block.get("type")
-    keys = _BLOCK_KEYS.get(kind) if isinstance(kind, str) else None
-    if keys is None:
-        raise ValueError(f'{where}.type: expected "text", "json", "image" or "var", found {kind!r}')
-    if set(block) != keys:
-        raise ValueError(f"{where}: a {kind} block has exactly the keys {sorted(keys)}")
-    for name in _STRING_FIELDS.get(kind, ()):
-        if not isinstance(block[name], str):
-            raise ValueError(f"{where}.{name}: expected a string")
-    return block
-
-
-def _block_size(block: Mapping[str, Any]) -> int:
-    """What a block counts toward the cap: UTF-8 bytes of its text, of its serialized JSON,
-    of an image's base64 data, of a variable's name."""
-    kind = block["type"]
-    if kind == "text":
-        return len(block["text"].encode("utf-8", "surrogatepass"))
-    if kind == "json":
-        return _json_size(block["json"])
-    if kind == "image":
-        return len(block["data"])
-    return len(block["name"].encode("utf-8", "surrogatepass"))
+def _block_size(block: ContentBlock) -> int:
+    """What a block counts toward :data:`MAX_TOOL_OUTPUT_BYTES` (what it takes to store):
+    UTF-8 bytes of its text, of its JSON text, of an image's base64 data, of a variable's
+    name."""
+    if isinstance(block, TextBlock):
+        return len(block.text.encode("utf-8", "surrogatepass"))
+    if isinstance(block, JsonBlock):
+        return len(block.json_text.encode("utf-8", "surrogatepass"))
+    if isinstance(block, ImageBlock):
+        return len(block.data)
+    return len(block.name.encode("utf-8", "surrogatepass"))
 
 
 def _cut_text(text: str, limit: int) -> str:
@@ -126,34 +99,31 @@ def _marker(total: int) -> str:
     return f"\n[output truncated: {MAX_TOOL_OUTPUT_BYTES:,} of {total:,} bytes kept]"
 
 
-def tool_output_for(tool_call_id: str, blocks: Iterable[Mapping[str, Any]]) -> ToolOutput:
+def tool_output_for(tool_call_id: str, blocks: Iterable[ContentBlock]) -> ToolOutput:
     """A call's output for the display history, cut at
     :data:`~raw_core.sessions.backend.MAX_TOOL_OUTPUT_BYTES`.
 
-    ``blocks`` are tool result blocks (``{"type": "text", "text"}``, ``{"type": "json",
-    "json"}``, ``{"type": "image", "media_type", "data"}``, ``{"type": "var", "name"}``).
     Past the cap the output is cut — inside a text block at a character boundary, before a
     JSON or image block that does not fit — and ends with a text marker saying how much
-    was kept; ``truncated`` is then true. The marker is counted in the cap. Raises
-    ``ValueError`` for anything that is not such a block.
+    was kept; ``truncated`` is then true. The marker is counted in the cap.
     """
-    checked = [dict(_check_block(block, f"content[{index}]")) for index, block in enumerate(blocks)]
+    checked = tuple(blocks)
     sizes = [_block_size(block) for block in checked]
     total = sum(sizes)
     if total <= MAX_TOOL_OUTPUT_BYTES:
-        return ToolOutput(tool_call_id=tool_call_id, content=tuple(checked))
+        return ToolOutput(tool_call_id=tool_call_id, content=checked)
     marker = _marker(total)
     budget = MAX_TOOL_OUTPUT_BYTES - len(marker.encode("ascii"))
-    kept: list[dict[str, Any]] = []
+    kept: list[ContentBlock] = []
     for block, size in zip(checked, sizes, strict=True):
         if size <= budget:
             kept.append(block)
             budget -= size
             continue
-        if block["type"] == "text":
-            kept.append({"type": "text", "text": _cut_text(block["text"], budget) + marker})
+        if isinstance(block, TextBlock):
+            kept.append(TextBlock(text=_cut_text(block.text, budget) + marker))
         else:
-            kept.append({"type": "text", "text": marker.lstrip("\n")})
+            kept.append(TextBlock(text=marker.lstrip("\n")))
         break
     return ToolOutput(tool_call_id=tool_call_id, content=tuple(kept), truncated=True)
 
@@ -164,10 +134,8 @@ def tool_output_for(tool_call_id: str, blocks: Iterable[Mapping[str, Any]]) -> T
 def dumps_tool_output(entry: ToolOutput) -> str:
     """``entry`` as JSON text; ``ValueError`` for content past the cap or a malformed
     block (make it with :func:`tool_output_for`)."""
-    content = [
-        dict(_check_block(block, f"content[{index}]")) for index, block in enumerate(entry.content)
-    ]
-    size = sum(_block_size(block) for block in content)
+    content = [block_to_dict(block) for block in entry.content]
+    size = sum(_block_size(block) for block in entry.content)
     if size > MAX_TOOL_OUTPUT_BYTES:
         raise ValueError(
             f"expected tool output of at most {MAX_TOOL_OUTPUT_BYTES:,} bytes, found "
@@ -215,7 +183,7 @@ def loads_tool_output(text: str) -> ToolOutput:
     return ToolOutput(
         tool_call_id=_string(data, "tool_call_id", "tool output"),
         content=tuple(
-            _check_block(block, f"tool output.content[{i}]") for i, block in enumerate(content)
+            block_from_dict(block, f"tool output.content[{i}]") for i, block in enumerate(content)
         ),
         truncated=truncated,
     )
