@@ -219,7 +219,7 @@ def test_builtin_tools_are_discovered_through_the_installed_entry_point(workspac
     host = PluginHost()
     host.load_entry_points()
     assert "builtin" in host.plugin_names()
-    registry = select(workspace, ["builtin/project_note"], host)
-    tool = registry.by_identity("builtin/project_note")
-    result = tool.handler({}, type("Context", (), {"cwd": str(workspace)})())
-    assert result["content"][0]["text"].startswith(f"Project directory: {workspace}")
+    registry = select(workspace, ["builtin/list_skills"], host)
+    tool = registry.by_identity("builtin/list_skills")
+    result = tool.handler({}, type("Context", (), {"skills": None})())
+    assert result["content"][0]["text"] == "No skills are available."

@@ -162,7 +162,6 @@ CALLS: dict[str, tuple[dict[str, Any], str]] = {
     "load_skill": ({"name": "review"}, "# Skill: review\n\nRead the diff first."),
     "list_vars": ({}, "TOKEN: A test token"),
     "read_var": ({"name": "TOKEN"}, ""),
-    "project_note": ({}, "Project directory:"),
 }
 
 

@@ -74,7 +74,7 @@ def test_validate_loads_every_agent(tmp_path: Path) -> None:
         json.dumps(
             {
                 "agents": {
-                    "good": {"tools": {"use": ["builtin/project_note"]}},
+                    "good": {"tools": {"use": ["builtin/list_skills"]}},
                     "bad": {"tools": {"use": ["agent/missing"]}},
                     "worse": {"tools": {"use": []}, "skills": {"use": ["ghost"]}},
                 }
@@ -90,7 +90,7 @@ def test_validate_loads_every_agent(tmp_path: Path) -> None:
 
 def test_validate_a_good_config(tmp_path: Path) -> None:
     path = tmp_path / "raw.json"
-    path.write_text(json.dumps({"agents": {"a": {"tools": {"use": ["builtin/project_note"]}}}}))
+    path.write_text(json.dumps({"agents": {"a": {"tools": {"use": ["builtin/list_skills"]}}}}))
     result = CliRunner().invoke(cli, ["config", "validate", "--config", str(path)])
     assert result.exit_code == 0
     assert "valid" in result.output
@@ -98,7 +98,7 @@ def test_validate_a_good_config(tmp_path: Path) -> None:
 
 def test_trust_makes_the_project_config_usable(tmp_path: Path) -> None:
     (tmp_path / "raw.json").write_text(
-        json.dumps({"agents": {"a": {"tools": {"use": ["builtin/project_note"]}}}})
+        json.dumps({"agents": {"a": {"tools": {"use": ["builtin/list_skills"]}}}})
     )
     refused = CliRunner().invoke(cli, ["tools", "list", "--json"])
     assert refused.exit_code == 2
@@ -106,4 +106,4 @@ def test_trust_makes_the_project_config_usable(tmp_path: Path) -> None:
     assert CliRunner().invoke(cli, ["config", "trust"]).exit_code == 0
     listed = CliRunner().invoke(cli, ["tools", "list", "--json"])
     assert listed.exit_code == 0
-    assert [t["name"] for t in json.loads(listed.output)] == ["project_note"]
+    assert [t["name"] for t in json.loads(listed.output)] == ["list_skills"]

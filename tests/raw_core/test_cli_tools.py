@@ -76,7 +76,7 @@ def test_list_prints_what_the_model_receives_in_order() -> None:
     result = run("tools", "list", "--json", "--config", str(QUICKSTART / "raw.json"))
     assert result.exit_code == 0, result.output
     listed = json.loads(result.output)
-    assert [t["identity"] for t in listed] == ["builtin/project_note", "agent/word_count"]
+    assert [t["identity"] for t in listed] == ["builtin/read_file", "agent/word_count"]
     assert set(listed[0]) == {"identity", "name", "description", "input_schema"}
 
 
@@ -119,14 +119,14 @@ def test_list_chooses_the_agent(tmp_path: Path) -> None:
             {
                 "agents": {
                     "a": {"tools": {"use": []}},
-                    "b": {"tools": {"use": ["builtin/project_note"]}},
+                    "b": {"tools": {"use": ["builtin/list_skills"]}},
                 }
             }
         )
     )
     assert run("tools", "list", "--config", str(path)).exit_code == 2
     result = run("tools", "list", "--json", "--config", str(path), "--agent", "b")
-    assert [t["name"] for t in json.loads(result.output)] == ["project_note"]
+    assert [t["name"] for t in json.loads(result.output)] == ["list_skills"]
 
 
 def test_the_installed_console_script_runs_without_tracebacks(tmp_path: Path) -> None:
@@ -146,4 +146,4 @@ def test_the_installed_console_script_runs_without_tracebacks(tmp_path: Path) ->
         text=True,
     )
     assert listed.returncode == 0
-    assert "project_note  (builtin/project_note)" in listed.stdout
+    assert "read_file  (builtin/read_file)" in listed.stdout

@@ -105,7 +105,7 @@ def test_the_builtin_plugin_is_installed_under_its_name() -> None:
     assert names["builtin"] == "raw_builtin_tools.plugin"
     host = PluginHost()
     host.load_entry_points()
-    assert "project_note" in host.tool_folders()["builtin"]
+    assert "read_file" in host.tool_folders()["builtin"]
 
 
 def test_hosts_are_independent() -> None:

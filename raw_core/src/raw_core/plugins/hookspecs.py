@@ -10,7 +10,7 @@ marks the function the same way and lets mypy check it against the hookspec::
 
     @implements(hookspecs.raw_register_tools)
     def raw_register_tools() -> list[ToolFolder]:
-        return [ToolFolder(path=Path(__file__).parent / "tools" / "project_note")]
+        return [ToolFolder(path=Path(__file__).parent / "tools" / "my_tool")]
 
 pluggy calls hooks synchronously. A hook that must wait returns an awaitable (a check
 verdict) or an async middleware (a call), and raw awaits it under anyio with a timeout.

@@ -1,4 +1,8 @@
-"""project_note: a small example tool that describes the session's working directory."""
+"""project_note: an example local tool that describes the session's working directory.
+
+It is the tool contract's example of a local tool, not a built-in: copy this folder into
+``~/.config/raw/tools/`` and select it as ``local/project_note``.
+"""
 
 from __future__ import annotations
 
