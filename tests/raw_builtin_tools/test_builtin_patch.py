@@ -276,10 +276,10 @@ def test_a_file_without_a_final_newline_keeps_it_that_way() -> None:
 @pytest.mark.parametrize(
     ("text", "body", "line", "fragment"),
     [
-        ("a\n", "@@\n-b\n+c\n", 3, "do not occur after line 0"),
-        ("a\nb\n", "@@\n-b\n+c\n@@\n-a\n+d\n", 6, "occur earlier, at line 1"),
-        ("a\nb\n", "@@ nothing\n-a\n+c\n", 3, "anchor line 'nothing' was not found"),
-        ("a\nb\n", "@@\n-a\n+c\n*** End of File\n", 3, "do not end the file"),
+        ("a\n", "@@\n-b\n+c\n", 3, "does not occur in the file"),
+        ("a\nb\n", "@@\n-b\n+c\n@@\n-a\n+d\n", 6, "It occurs earlier, at line 1"),
+        ("a\nb\n", "@@ nothing\n-a\n+c\n", 3, "the anchor 'nothing' does not occur"),
+        ("a\nb\n", "@@\n-a\n+c\n*** End of File\n", 3, "does not end the file"),
     ],
 )
 def test_a_hunk_that_does_not_fit_says_why(text: str, body: str, line: int, fragment: str) -> None:

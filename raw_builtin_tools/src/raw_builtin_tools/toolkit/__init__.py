@@ -9,7 +9,7 @@ working when ``raw-builtin-tools`` is upgraded, as long as this package keeps it
   ``raw_builtin_tools.toolkit`` itself, with the signature and behaviour its docstring
   documents (including the error codes a model reads). A release may add names, optional
   keyword parameters and new error codes.
-* **What may change:** which submodule (``lines``, ``paths``, ``patch``, ``atomic``,
+* **What may change:** which submodule (``lines``, ``paths``, ``patch``, ``hunks``, ``atomic``,
   ``workspace``, ``edits``, ``processes``) defines a name, anything not in ``__all__``,
   anything named with a leading underscore, and the modules named with one anywhere in
   ``raw_builtin_tools``. Import from the package, not from a submodule.
@@ -51,6 +51,7 @@ from raw_builtin_tools.toolkit.edits import (
     replace_lines,
     replace_text,
 )
+from raw_builtin_tools.toolkit.hunks import apply_hunks
 from raw_builtin_tools.toolkit.lines import join_lines, split_lines, surrogate_problem
 from raw_builtin_tools.toolkit.patch import (
     MAX_OPERATIONS,
@@ -63,7 +64,6 @@ from raw_builtin_tools.toolkit.patch import (
     Patch,
     PatchSyntaxError,
     UpdateFile,
-    apply_hunks,
     parse_patch,
     render_patch,
 )

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from raw_builtin_tools.toolkit.hunks import apply_hunks
 from raw_builtin_tools.toolkit.lines import join_lines, split_lines
-from raw_builtin_tools.toolkit.patch import Hunk, HunkMismatch, apply_hunks
+from raw_builtin_tools.toolkit.patch import Hunk, HunkMismatch
 from raw_builtin_tools.toolkit.workspace import EditError, Workspace
 
 __all__ = [

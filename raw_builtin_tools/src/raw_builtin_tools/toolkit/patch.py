@@ -1,4 +1,5 @@
-"""The ``*** Begin Patch`` format: a strict parser, a renderer, and the hunk applier.
+"""The ``*** Begin Patch`` format: a strict parser and a renderer (the applier of an update's
+hunks is :func:`raw_builtin_tools.toolkit.apply_hunks`).
 
 The grammar (``docs/tools/write_file.md`` explains it with examples)::
 
@@ -7,7 +8,7 @@ The grammar (``docs/tools/write_file.md`` explains it with examples)::
     add         = "*** Add File: " path NL ("+" text NL)*
     delete      = "*** Delete File: " path NL
     update      = "*** Update File: " path NL ["*** Move to: " path NL] hunk*
-    hunk        = anchor* hunk_line+ ["*** End of File" NL]
+    hunk        = anchor* hunk_line+ ["*** End of File" NL blank*]
     anchor      = "@@" NL | "@@ " text NL
     hunk_line   = (" " | "-" | "+") text NL | NL              (an empty line is empty context)
 
@@ -17,6 +18,11 @@ be found, in order, before the hunk's lines are looked for. The range header of 
 diff (``@@ -12,5 +12,6 @@ def f():``) is accepted and only its trailing text is an anchor.
 A hunk needs at least one ``-`` or ``+`` line. Empty lines at the very end of a hunk are
 separators, not context. Marker lines may carry trailing white space; paths are stripped.
+Where no hunk line can stand (the ``*** Begin Patch`` line, a file header that follows an
+Add or Delete section or an ``*** End of File``, and the last line, ``*** End Patch``),
+markers may also carry leading white space, as models sometimes write them. Elsewhere a line
+that starts with a space is a context line; when such a line looks like a marker, the
+errors about its hunk say so.
 An update needs hunks, a ``*** Move to:``, or both. A patch holds at most
 :data:`MAX_OPERATIONS` file operations.
 
@@ -32,8 +38,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final, Literal
 
-from raw_builtin_tools.toolkit.lines import join_lines, split_lines
-
 __all__ = [
     "MAX_OPERATIONS",
     "AddFile",
@@ -45,7 +49,7 @@ __all__ = [
     "Patch",
     "PatchSyntaxError",
     "UpdateFile",
-    "apply_hunks",
+    "indented_marker",
     "parse_patch",
     "render_patch",
 ]
@@ -89,13 +93,16 @@ class Hunk:
     """One change to a file: anchors to find first, then context, removed and added lines.
 
     ``lines`` holds ``(kind, text)`` pairs with kind ``" "`` (context), ``"-"`` or ``"+"``.
-    ``end_of_file`` means the hunk's old lines end at the end of the file.
+    ``end_of_file`` means the hunk's old lines end at the end of the file. ``line`` is the
+    patch line the hunk starts at, ``body_line`` the patch line of ``lines[0]`` (the others
+    follow it, one per patch line).
     """
 
     lines: tuple[tuple[LineKind, str], ...]
     anchors: tuple[str, ...] = ()
     end_of_file: bool = False
     line: int = field(default=0, compare=False)
+    body_line: int = field(default=0, compare=False)
 
     @property
     def old(self) -> list[str]:
@@ -149,6 +156,23 @@ def _quote(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
+_MARKERS: Final = (BEGIN, END, ADD, DELETE, UPDATE, MOVE, END_OF_FILE, "@@")
+
+
+def indented_marker(hunk: Hunk) -> str | None:
+    """A note on the first context line of ``hunk`` that looks like a marker written with
+    leading white space (``"  *** Update File: b"``), or ``None``. Such a line is context,
+    since it starts with a space; the note says so, for an error about the hunk."""
+    for index, (kind, text) in enumerate(hunk.lines):
+        if kind == " " and text.lstrip().startswith(_MARKERS):
+            return (
+                f"{_quote(kind + text)} on patch line {hunk.body_line + index} starts with"
+                " white space, so it is read as a context line of this hunk, not as a marker:"
+                " write '***' and '@@' lines at the start of their line"
+            )
+    return None
+
+
 class _Parser:
     """One pass over the patch's lines; ``index`` is the 0-based line being looked at."""
 
@@ -158,6 +182,11 @@ class _Parser:
             lines.pop()
         self.lines = lines
         self.index = 0
+        # The last non-blank line ends the patch when it is '*** End Patch', however indented.
+        last = len(lines) - 1
+        while last >= 0 and not lines[last].strip():
+            last -= 1
+        self.final_end = last if last >= 0 and lines[last].strip() == END else -1
 
     def fail(self, message: str, index: int | None = None) -> PatchSyntaxError:
         return PatchSyntaxError((self.index if index is None else index) + 1, message)
@@ -172,8 +201,11 @@ class _Parser:
         while not self.at_end() and not self.current().strip():
             self.index += 1
 
+    def at_final_end(self) -> bool:
+        return self.index == self.final_end
+
     def path(self, prefix: str) -> str:
-        value = self.current()[len(prefix) :].strip()
+        value = self.current().lstrip()[len(prefix) :].strip()
         if not value:
             raise self.fail(f"{prefix.strip()!r} needs a path")
         if "\x00" in value:
@@ -186,7 +218,7 @@ class _Parser:
         self.skip_blank()
         if self.at_end():
             raise self.fail("the patch is empty; it must start with '*** Begin Patch'")
-        if self.current().rstrip() != BEGIN:
+        if self.current().strip() != BEGIN:
             raise self.fail(f"expected '*** Begin Patch', found {_quote(self.current())}")
         self.index += 1
         operations: list[Operation] = []
@@ -195,7 +227,7 @@ class _Parser:
             if self.at_end():
                 raise self.fail("the patch ends without '*** End Patch'")
             line = self.current()
-            if line.rstrip() == END:
+            if line.strip() == END:
                 break
             if len(operations) == MAX_OPERATIONS:
                 raise self.fail(f"a patch holds at most {MAX_OPERATIONS} file operations")
@@ -211,7 +243,8 @@ class _Parser:
 
     def operation(self, line: str) -> Operation:
         start = self.index + 1
-        if line.startswith(ADD):
+        head = line.lstrip()  # no hunk line can stand here: a header may be indented
+        if head.startswith(ADD):
             path = self.path(ADD)
             self.index += 1
             body: list[str] = []
@@ -219,17 +252,17 @@ class _Parser:
                 body.append(self.current()[1:])
                 self.index += 1
             return AddFile(path=path, lines=tuple(body), line=start)
-        if line.startswith(DELETE):
+        if head.startswith(DELETE):
             path = self.path(DELETE)
             self.index += 1
             return DeleteFile(path=path, line=start)
-        if line.startswith(UPDATE):
+        if head.startswith(UPDATE):
             return self.update(start)
-        if line.startswith(MOVE.rstrip()):
+        if head.startswith(MOVE.rstrip()):
             raise self.fail("'*** Move to:' must directly follow an '*** Update File:' line")
-        if line.rstrip() == END_OF_FILE:
+        if head.rstrip() == END_OF_FILE:
             raise self.fail("'*** End of File' must end a hunk of an '*** Update File:'")
-        if line.startswith("*** "):
+        if head.startswith("*** "):
             raise self.fail(
                 f"unknown header {_quote(line)}; expected '*** Add File: ',"
                 " '*** Update File: ', '*** Delete File: ' or '*** End Patch'"
@@ -256,15 +289,17 @@ class _Parser:
                 raise self.fail(f"'*** Move to:' names the file being updated, {path!r}")
             self.index += 1
         hunks: list[Hunk] = []
-        while not self.at_end():
+        while not self.at_end() and not self.at_final_end():
             line = self.current()
             if line.startswith("*** ") and line.rstrip() != END_OF_FILE:
                 break
-            if not hunks and not line.strip():
-                # Blank lines before the first hunk: an update with no hunks (a pure move)
-                # may be followed by a separator line.
+            if not line.strip() and (not hunks or hunks[-1].end_of_file):
+                # Blank lines before the first hunk (a pure move may be followed by a
+                # separator) or after '*** End of File', where no hunk line can stand.
                 self.skip_blank()
                 continue
+            if hunks and hunks[-1].end_of_file and line.lstrip().startswith("*** "):
+                break  # an indented header after '*** End of File'
             hunks.append(self.hunk(first=not hunks))
         if not hunks and move_to is None:
             raise self.fail(
@@ -304,10 +339,11 @@ class _Parser:
                 f"expected '@@' or a hunk line starting with ' ', '-' or '+', found"
                 f" {_quote(self.current())}"
             )
+        body = self.index
         lines: list[tuple[LineKind, str]] = []
         blank: list[bool] = []  # whether each line was an empty line of the patch
         end_of_file = False
-        while not self.at_end():
+        while not self.at_end() and not self.at_final_end():
             line = self.current()
             kind = line[:1]
             if kind in (" ", "-", "+"):
@@ -333,11 +369,21 @@ class _Parser:
                 lines.pop()
         if not lines:
             raise self.fail("this hunk has no lines after its '@@'", start)
-        if all(kind == " " for kind, _ in lines):
-            raise self.fail("this hunk changes nothing: it has no '-' or '+' line", start)
-        return Hunk(
-            lines=tuple(lines), anchors=tuple(anchors), end_of_file=end_of_file, line=start + 1
+        hunk = Hunk(
+            lines=tuple(lines),
+            anchors=tuple(anchors),
+            end_of_file=end_of_file,
+            line=start + 1,
+            body_line=body + 1,
         )
+        if all(kind == " " for kind, _ in lines):
+            note = indented_marker(hunk)
+            raise self.fail(
+                "this hunk changes nothing: it has no '-' or '+' line"
+                + (f"; {note}" if note else ""),
+                start,
+            )
+        return hunk
 
 
 @lru_cache(maxsize=32)
@@ -368,106 +414,3 @@ def render_patch(patch: Patch) -> str:
                     out.append(END_OF_FILE)
     out.append(END)
     return "\n".join(out) + "\n"
-
-
-# --- applying the hunks of one update ------------------------------------------------------
-
-
-def _find_anchor(lines: list[str], anchor: str, start: int) -> int | None:
-    for index in range(start, len(lines)):
-        if lines[index].strip() == anchor:
-            return index
-    return None
-
-
-def _find_block(lines: list[str], block: list[str], start: int, *, at_end: bool) -> int | None:
-    """Where ``block`` first occurs at or after ``start``: exactly, else ignoring trailing
-    white space (a ``\\r``, stray spaces). With ``at_end`` it must end the file."""
-    last = len(lines) - len(block)
-    if last < start:
-        return None
-    candidates = [last] if at_end else range(start, last + 1)
-    for strict in (True, False):
-        for index in candidates:
-            if strict:
-                if lines[index : index + len(block)] == block:
-                    return index
-            elif all(
-                a.rstrip() == b.rstrip()
-                for a, b in zip(lines[index : index + len(block)], block, strict=True)
-            ):
-                return index
-    return None
-
-
-def _preview(block: list[str]) -> str:
-    shown = "\n".join(f"    {line}" for line in block[:3])
-    more = f"\n    … ({len(block) - 3} more lines)" if len(block) > 3 else ""
-    return shown + more
-
-
-def apply_hunks(text: str, hunks: tuple[Hunk, ...]) -> str:
-    """Apply ``hunks`` to ``text`` in order; raises :class:`HunkMismatch`.
-
-    Each hunk is looked for after the previous one (and after its anchors). Context lines
-    keep the file's own text, so a match that ignored trailing white space changes nothing
-    but the ``-``/``+`` lines. A hunk without context or removed lines inserts after its
-    last anchor, or at the end of the file when it has no anchor.
-    """
-    lines, ends_with_newline = split_lines(text)
-    if not lines:
-        ends_with_newline = True
-    cursor = 0
-    for hunk in hunks:
-        position = cursor
-        for anchor in hunk.anchors:
-            found = _find_anchor(lines, anchor, position)
-            if found is None:
-                earlier = _find_anchor(lines, anchor, 0)
-                where = (
-                    f"; it occurs earlier, at line {earlier + 1}, but hunks must follow the"
-                    " file's order"
-                    if earlier is not None
-                    else ""
-                )
-                raise HunkMismatch(
-                    hunk.line,
-                    f"the anchor line {_quote(anchor)} was not found after line {position}{where}",
-                )
-            position = found + 1
-        old = hunk.old
-        if not old:
-            at = position if hunk.anchors and not hunk.end_of_file else len(lines)
-        else:
-            located = _find_block(lines, old, position, at_end=hunk.end_of_file)
-            if located is None:
-                raise HunkMismatch(hunk.line, _mismatch(lines, old, position, hunk.end_of_file))
-            at = located
-        replacement: list[str] = []
-        matched = iter(lines[at : at + len(old)])
-        for kind, line_text in hunk.lines:
-            if kind == "+":
-                replacement.append(line_text)
-            elif kind == " ":
-                replacement.append(next(matched))
-            else:
-                next(matched)
-        lines[at : at + len(old)] = replacement
-        cursor = at + len(replacement)
-    return join_lines(lines, ends_with_newline)
-
-
-def _mismatch(lines: list[str], old: list[str], position: int, at_end: bool) -> str:
-    what = "end the file" if at_end else f"occur after line {position}"
-    message = (
-        f"the hunk's {len(old)} context and '-' lines do not {what}; the file has"
-        f" {len(lines)} lines. Expected:\n{_preview(old)}"
-    )
-    earlier = _find_block(lines, old, 0, at_end=False)
-    if earlier is not None and earlier < position:
-        message += (
-            f"\nThey occur earlier, at line {earlier + 1}: hunks must follow the file's order."
-        )
-    else:
-        message += "\nRead the file again and copy the lines exactly."
-    return message
