@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from raw_core._json import JsonInputError, loads_strict
+from raw_core._json import MAX_INT_DIGITS, JsonInputError, loads_strict
+from tests.hostile_json import HOSTILE, hostile_bytes, hostile_texts
 
 
 @pytest.mark.parametrize(
@@ -27,6 +29,11 @@ from raw_core._json import JsonInputError, loads_strict
         pytest.param(
             '["[[[[", ' + "[" * 64 + "]" * 64 + "]", "deeper than 64", id="depth-65-in-list"
         ),
+        pytest.param("1" * 4301, "has 4301 digits; the limit is 4300", id="int-4301-digits"),
+        pytest.param("-" + "1" * 4301, "has 4301 digits", id="negative-int-4301-digits"),
+        pytest.param('{"a": [' + "7" * 100_000 + "]}", "100000 digits", id="int-nested"),
+        pytest.param('{"a": 1e999}', "too large for a float", id="huge-float"),
+        pytest.param('{"a": 1} x', "Extra data at line 1 column 10", id="trailing-garbage"),
     ],
 )
 def test_refusals(text: str | bytes, fragment: str) -> None:
@@ -77,3 +84,45 @@ json_values = st.recursive(
 @given(json_values)
 def test_round_trips_what_json_dumps_writes(value: object) -> None:
     assert loads_strict(json.dumps(value)) == value
+
+
+def test_an_integer_of_4300_digits_is_read() -> None:
+    assert loads_strict("-" + "9" * MAX_INT_DIGITS) == -int("9" * MAX_INT_DIGITS)
+
+
+def test_the_integer_bound_holds_whatever_the_interpreter_allows() -> None:
+    before = sys.get_int_max_str_digits()
+    try:
+        sys.set_int_max_str_digits(0)  # no limit in the interpreter: raw's bound still holds
+        with pytest.raises(JsonInputError, match="the limit is 4300"):
+            loads_strict("1" * 4301)
+        sys.set_int_max_str_digits(640)  # a lower one: refused in raw's terms, not ValueError
+        with pytest.raises(JsonInputError, match="too many digits"):
+            loads_strict("1" * 641)
+    finally:
+        sys.set_int_max_str_digits(before)
+
+
+@pytest.mark.parametrize(("name", "text"), HOSTILE, ids=[name for name, _ in HOSTILE])
+def test_hostile_text_is_read_or_refused_as_json_input_error(name: str, text: str | bytes) -> None:
+    try:
+        loads_strict(text, max_bytes=1 << 22)
+    except JsonInputError:
+        pass
+
+
+@given(hostile_texts)
+def test_no_text_raises_anything_but_json_input_error(text: str) -> None:
+    try:
+        value = loads_strict(text)
+    except JsonInputError:
+        return
+    assert loads_strict(json.dumps(value)) == value
+
+
+@given(hostile_bytes)
+def test_no_bytes_raise_anything_but_json_input_error(data: bytes) -> None:
+    try:
+        loads_strict(data, max_bytes=1 << 16)
+    except JsonInputError:
+        pass

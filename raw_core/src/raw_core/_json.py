@@ -1,9 +1,11 @@
 """Strict JSON reading: the parser every untrusted JSON document goes through.
 
 ``json.loads`` keeps the last of duplicate keys, accepts ``NaN`` and ``Infinity`` (and turns
-``1e400`` into infinity), and raises ``RecursionError`` on deep nesting. This module refuses
-all of these, and bounds size and depth, raising :class:`JsonInputError` with a message that
-says what was found.
+``1e400`` into infinity), raises ``RecursionError`` on deep nesting and a bare ``ValueError``
+on an integer longer than the interpreter converts (4,300 digits by default; converting a
+longer one takes time quadratic in its length). This module refuses all of these, and bounds
+size and depth, raising :class:`JsonInputError` with a message that says what was found:
+whatever the text, no other exception leaves :func:`loads_strict`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ import json
 import math
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "JsonInputError", "loads_strict"]
+__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "JsonInputError", "loads_strict"]
 
 MAX_DEPTH = 64
+
+MAX_INT_DIGITS = 4300
+"""The longest integer read, in digits: Python's default bound, kept whatever the
+interpreter's own setting (``sys.set_int_max_str_digits``) says."""
 
 
 class JsonInputError(ValueError):
@@ -30,6 +36,18 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise JsonInputError(f"the number {text[:40]} is too large for a float")
     return value
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        raise JsonInputError(
+            f"the integer {text[:20]}... has {digits} digits; the limit is {MAX_INT_DIGITS}"
+        )
+    try:
+        return int(text)
+    except ValueError:  # the interpreter's own bound is lower than ours
+        raise JsonInputError(f"the integer {text[:20]}... has too many digits") from None
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -60,7 +78,10 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
 
 # Built once: ``json.loads`` with options builds a decoder per call.
 _DECODER = json.JSONDecoder(
-    object_pairs_hook=_pairs, parse_constant=_reject_constant, parse_float=_finite_float
+    object_pairs_hook=_pairs,
+    parse_constant=_reject_constant,
+    parse_float=_finite_float,
+    parse_int=_bounded_int,
 )
 
 
@@ -69,8 +90,10 @@ def loads_strict(
 ) -> Any:
     """Parse ``text`` as strict JSON.
 
-    Refuses duplicate keys, ``NaN``/``Infinity``, nesting deeper than ``max_depth`` and,
-    when ``max_bytes`` is given, input longer than that many UTF-8 bytes.
+    Refuses duplicate keys, ``NaN``/``Infinity``, numbers too large for a float, integers
+    longer than :data:`MAX_INT_DIGITS` digits, a byte order mark, text after the value,
+    bytes that are not UTF-8, nesting deeper than ``max_depth`` and, when ``max_bytes`` is
+    given, input longer than that many UTF-8 bytes. Raises only :class:`JsonInputError`.
     """
     if isinstance(text, bytes):
         size = len(text)
