@@ -305,6 +305,38 @@ async def test_history_sends_thinking_back_unchanged_aliases_and_merged_results(
     ]
 
 
+HOSTILE_ARGUMENTS = [
+    "[" * 100_000 + "]" * 100_000,
+    '{"a": NaN}',
+    '{"a": 1e999}',
+    '{"a": ' + "1" * 5000 + "}",
+    '{"a": 1, "a": 2}',
+    '{"a": 1} x',
+    "[1]",
+]
+
+
+async def test_history_sends_arguments_dispatch_refused_as_an_empty_object() -> None:
+    calls = tuple(
+        ToolCall(id=f"toolu_{i}", name="read_file", arguments=text)
+        for i, text in enumerate(HOSTILE_ARGUMENTS)
+    )
+    results = tuple(
+        ToolResultMessage(
+            tool_call_id=call.id,
+            status="error",
+            error_code="invalid_arguments",
+            content=(TextBlock(text="error [invalid_arguments]: not strict JSON"),),
+        )
+        for call in calls
+    )
+    history = (UserMessage.from_text("go"), AssistantMessage(tool_calls=calls), *results)
+    service = Service(stream_response(text_reply()))
+    await collect(provider(service), request(*history))
+    sent = service.body()["messages"][1]["content"]
+    assert [block["input"] for block in sent] == [{}] * len(HOSTILE_ARGUMENTS)
+
+
 async def test_images_for_a_vision_model_and_notes_otherwise() -> None:
     image = ImageBlock(media_type="image/png", data=PNG)
     history = (

@@ -95,7 +95,7 @@ def _decode(part: ProviderPart, provider: str) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(part.data)
-    except ValueError:
+    except (ValueError, RecursionError):  # a damaged store's data is left out too
         return None
     return value if isinstance(value, dict) else None
 

@@ -22,7 +22,6 @@ the model definition sets none. The SDK's Messages methods no longer take ``temp
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -42,6 +41,7 @@ from raw_core.providers.contract import (
     ToolCallEnd,
     ToolCallStart,
     UsageEvent,
+    arguments_object,
 )
 from raw_core.sessions.messages import (
     AssistantMessage,
@@ -151,12 +151,9 @@ class _CallIds:
 
 def _arguments(text: str) -> dict[str, Any]:
     """A call's JSON text as the object ``tool_use.input`` needs ({} when the model's
-    text was not a JSON object: the call's result already told it so)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    text was not strict JSON or not an object: the call's result already told it so)."""
+    value = arguments_object(text)
+    return value if value is not None else {}
 
 
 def anthropic_messages(

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from raw_core._json import JsonInputError, loads_strict
 from raw_core.errors import ConfigNotFound, ConfigUntrusted
 
 __all__ = [
@@ -48,10 +49,10 @@ def trusted_folders(environ: Mapping[str, str] | None = None) -> list[str]:
     """The folders the user trusted, as real paths."""
     path = user_config_dir(environ) / _TRUST_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_strict(path.read_bytes())
     except FileNotFoundError:
         return []
-    except (OSError, ValueError):
+    except (OSError, JsonInputError):
         return []  # an unreadable trust list trusts nothing
     folders = data.get("folders") if isinstance(data, dict) else None
     return [f for f in folders if isinstance(f, str)] if isinstance(folders, list) else []

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 
+from raw_core._json import JsonInputError, loads_strict
 from raw_core.sessions.messages import Message, ProviderPart
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ __all__ = [
     "ToolCallEnd",
     "ToolCallStart",
     "UsageEvent",
+    "arguments_object",
     "prompt_cache_key",
 ]
 
@@ -178,3 +180,14 @@ def prompt_cache_key(system: str | None, tools: Sequence[ModelTool]) -> str:
         ensure_ascii=False,
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
+def arguments_object(text: str) -> dict[str, Any] | None:
+    """A past call's arguments as the object the dispatcher read from ``text``, or None when
+    it refused them (not strict JSON, or not an object), for a service that takes a call's
+    arguments back as an object rather than as text. Raises nothing, whatever the text."""
+    try:
+        value = loads_strict(text)
+    except JsonInputError:
+        return None
+    return value if isinstance(value, dict) else None

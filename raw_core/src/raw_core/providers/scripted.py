@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import attrs
@@ -41,6 +41,9 @@ from raw_core.providers.contract import (
 from raw_core.sessions.messages import ProviderPart
 
 __all__ = ["ReplayProvider", "Reply", "ScriptedProvider", "replay_provider_record"]
+
+MAX_DELAY_MS: Final = 60_000
+"""The longest pause a recording's line may ask for before each event (a minute)."""
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -202,8 +205,10 @@ def _reply(line: str, number: int, file: Path, delay: float) -> Reply:
             )
         calls.append((call["name"], call["arguments"]))
     pause = data.get("delay_ms")
-    if pause is not None and (not isinstance(pause, int) or isinstance(pause, bool) or pause < 0):
-        raise bad("delay_ms must be a non-negative integer", "$.delay_ms")
+    if pause is not None and (
+        not isinstance(pause, int) or isinstance(pause, bool) or not 0 <= pause <= MAX_DELAY_MS
+    ):
+        raise bad(f"delay_ms must be an integer from 0 to {MAX_DELAY_MS}", "$.delay_ms")
     return Reply(
         text=text, tool_calls=tuple(calls), delay=pause / 1000 if pause is not None else delay
     )

@@ -249,7 +249,8 @@ def parse_manifest_and_schemas(
     """:func:`parse_manifest`, and the schemas as checking them prepared them for
     compiling (draft-07 form, by key: ``input_schema``, ``effects_schema`` when declared),
     so that the loader compiles them without preparing them a second time."""
-    size = len(text.encode() if isinstance(text, str) else text)
+    # surrogatepass: a lone surrogate in the text is refused by the checks, not by encode().
+    size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
     if size > MAX_MANIFEST_BYTES:
         raise _problem(f"tool.json is {size} bytes; the limit is {MAX_MANIFEST_BYTES}", "$", tool)
     try:
