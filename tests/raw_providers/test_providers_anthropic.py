@@ -330,7 +330,12 @@ async def test_history_sends_arguments_dispatch_refused_as_an_empty_object() -> 
         )
         for call in calls
     )
-    history = (UserMessage.from_text("go"), AssistantMessage(tool_calls=calls), *results)
+    damaged = ProviderPart(provider="anthropic", data="[" * 100_000)  # left out, as not JSON
+    history = (
+        UserMessage.from_text("go"),
+        AssistantMessage(tool_calls=calls, provider_parts=(damaged,)),
+        *results,
+    )
     service = Service(stream_response(text_reply()))
     await collect(provider(service), request(*history))
     sent = service.body()["messages"][1]["content"]
