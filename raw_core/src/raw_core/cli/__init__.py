@@ -8,6 +8,9 @@ usage or config error. No traceback reaches the user for bad input: every
 
 from __future__ import annotations
 
+import io
+import sys
+
 import click
 
 from raw_core import __version__
@@ -48,4 +51,10 @@ cli.add_command(demo_command)
 
 def main() -> None:
     """Console-script entry point."""
+    # Outside text (a model's reply, its arguments) may hold a lone surrogate, which UTF-8
+    # cannot encode: write it as its \\uXXXX escape (inside a JSON string, that is the same
+    # character) instead of failing mid-turn.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     cli(prog_name="raw")

@@ -93,7 +93,7 @@ class TerminalRenderer:
             self._end_text()
         elif kind == "tool_call_started":
             self._spin(False)
-            self.err.write(f"→ {data['name']} {_short(_parse(data['arguments']))}\n")
+            self.err.write(f"→ {data['name']} {_arguments_line(data['arguments'])}\n")
             self.err.flush()
         elif kind == "runtime_changed":
             self.err.write(
@@ -126,11 +126,14 @@ class TerminalRenderer:
         self.err.flush()
 
 
-def _parse(arguments: str) -> Any:
+def _arguments_line(arguments: str, limit: int = 160) -> str:
+    """The model's arguments on one line: as compact JSON, or quoted as text when they are
+    not JSON or nest too deep to encode again (the call's result says what was wrong)."""
     try:
-        return json.loads(arguments)
-    except ValueError:
-        return arguments
+        text = json.dumps(json.loads(arguments), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        text = json.dumps(arguments, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class JsonRenderer:
