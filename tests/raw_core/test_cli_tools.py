@@ -40,7 +40,7 @@ def test_check_reports_each_folder_and_exits_1_when_one_is_invalid(make_tool: An
             "error": {
                 "code": "manifest_invalid",
                 "field": "$.version",
-                "message": "expected major.minor.patch, found '1.0'",
+                "message": f'{bad / "tool.json"}: expected major.minor.patch, found "1.0"',
             },
         },
     ]

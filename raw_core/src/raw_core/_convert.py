@@ -29,6 +29,7 @@ __all__ = [
     "FieldValueError",
     "StructureFailed",
     "json_kind",
+    "json_text",
     "make_converter",
     "structure",
 ]
@@ -67,6 +68,17 @@ def json_kind(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def json_text(value: Any, limit: int = 120) -> str:
+    """A value as an error message quotes it: as JSON (``["a","b"]``, ``true``, ``"x"``),
+    never as a Python repr (``['a', 'b']``, ``True``, ``'x'``); cut at ``limit``
+    characters. What JSON cannot write (a set, an object) is named by its kind."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return json_kind(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _strict(expected: type, label: str) -> Any:

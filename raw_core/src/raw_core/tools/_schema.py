@@ -30,7 +30,7 @@ import fastjsonschema
 from fastjsonschema.draft07 import CodeGeneratorDraft07
 from fastjsonschema.ref_resolver import RefResolver
 
-from raw_core._convert import json_kind
+from raw_core._convert import json_kind, json_text
 from raw_core._re2 import PatternError, compile_pattern
 
 __all__ = [
@@ -235,15 +235,17 @@ class _Preparer:
             if not value.startswith("#"):
                 raise self.fail(
                     f"only local references (starting with '#') are allowed;"
-                    f" {value!r} would be fetched",
+                    f" {json_text(value)} would be fetched",
                     here,
                 )
             target = _resolve_pointer(self.root, value)
             if target is _NOWHERE:
-                raise self.fail(f"reference {value!r} does not resolve inside this schema", here)
+                raise self.fail(
+                    f"reference {json_text(value)} does not resolve inside this schema", here
+                )
             if not isinstance(target, dict | bool):
                 raise self.fail(
-                    f"reference {value!r} names {json_kind(target)}, not a schema", here
+                    f"reference {json_text(value)} names {json_kind(target)}, not a schema", here
                 )
             return value
         if key == "pattern":
@@ -254,7 +256,7 @@ class _Preparer:
         if key in _KEYWORD_VALUES:
             expected, check = _KEYWORD_VALUES[key]
             if not check(value):
-                raise self.fail(f"{key!r} must be {expected}, found {value!r}", here)
+                raise self.fail(f"{key!r} must be {expected}, found {json_text(value)}", here)
             return value
         if key in _ONE:
             return self.schema(value, here)
@@ -317,7 +319,9 @@ def _check_pattern(pattern: str, path: str) -> None:
     try:
         compile_pattern(pattern)
     except PatternError as exc:
-        raise SchemaDefinitionError(f"RE2 rejects pattern {pattern!r}: {exc}", path) from None
+        raise SchemaDefinitionError(
+            f"RE2 rejects pattern {json_text(pattern)}: {exc}", path
+        ) from None
 
 
 def prepare_schema(schema: Any, *, require_object: bool = True, path: str = "$") -> Any:
@@ -338,7 +342,7 @@ def prepare_schema(schema: Any, *, require_object: bool = True, path: str = "$")
         draft = _SCHEMA_URIS[declared]
     else:
         raise SchemaDefinitionError(
-            f"unsupported $schema {declared!r}: use draft-07"
+            f"unsupported $schema {json_text(declared)}: use draft-07"
             " (http://json-schema.org/draft-07/schema#) or 2020-12"
             " (https://json-schema.org/draft/2020-12/schema)",
             _child(path, "$schema"),
@@ -354,7 +358,7 @@ def prepare_schema(schema: Any, *, require_object: bool = True, path: str = "$")
 
 
 def _refuse_remote(uri: str) -> Any:
-    raise SchemaDefinitionError(f"remote reference {uri!r} is never fetched", "$")
+    raise SchemaDefinitionError(f"remote reference {json_text(uri)} is never fetched", "$")
 
 
 _NO_FETCH: Final = dict.fromkeys(("http", "https", "file", "ftp", "data"), _refuse_remote)
@@ -376,10 +380,46 @@ class SchemaValidator:
         except fastjsonschema.JsonSchemaValueException as exc:
             name = exc.name or "data"
             path = "$" + name[4:] if name.startswith("data") else "$"
-            message = exc.message
-            if message.startswith(name):
-                message = message[len(name) :].lstrip()
+            message = _quoted_as_json(exc)
+            if message is None:
+                message = exc.message
+                if message.startswith(name):
+                    message = message[len(name) :].lstrip()
             raise SchemaValidationError(message, path) from None
+
+
+def _quoted_as_json(exc: fastjsonschema.JsonSchemaValueException) -> str | None:
+    """The message of a rule whose fastjsonschema message quotes values as Python writes
+    them (``['a', 'b']``, ``{'x'}``, ``True``), with the values as JSON; None for the other
+    rules, whose messages quote only numbers and type names."""
+    rule, definition, value = exc.rule, exc.definition, exc.value
+    if not isinstance(definition, dict):
+        return None
+    if rule == "enum":
+        return f"must be one of {json_text(definition['enum'], 400)}"
+    if rule == "const":
+        return f"must be {json_text(definition['const'], 400)}"
+    if rule == "pattern":
+        return f"must match the pattern {json_text(definition['pattern'], 400)}"
+    if not isinstance(value, dict):
+        return None
+    if rule == "required":
+        missing = [key for key in definition["required"] if key not in value]
+        return f"must have the properties {json_text(missing, 400)}"
+    if rule == "additionalProperties":
+        declared = definition.get("properties", {})
+        patterns = [compile_pattern(p) for p in definition.get("patternProperties", {})]
+        extra = [
+            key for key in value if key not in declared and not any(p.search(key) for p in patterns)
+        ]
+        return f"must not have the properties {json_text(extra, 400)}"
+    if rule == "dependencies":
+        for key, needed in definition["dependencies"].items():
+            if key in value and isinstance(needed, list):
+                missing = [other for other in needed if other not in value]
+                if missing:
+                    return f"has {json_text(key)}, so it must also have {json_text(missing)}"
+    return None
 
 
 def compile_schema(prepared: Mapping[str, Any]) -> SchemaValidator:

@@ -24,7 +24,9 @@ import anyio
 import anyio.to_thread
 import attrs
 
+from raw_core._convert import json_text
 from raw_core.errors import (
+    ManifestError,
     ManifestInvalid,
     ToolEntryInvalid,
     ToolImportFailed,
@@ -113,7 +115,11 @@ class ToolLoader:
         ``local/<folder name>``. Safe to call from several threads.
         """
         with self._lock:
-            return self._load(folder, identity=identity, root=root)
+            try:
+                return self._load(folder, identity=identity, root=root)
+            except ManifestError as exc:
+                _name_the_tool(exc, Path(os.path.abspath(folder)), identity)
+                raise
 
     def _load(self, folder: Path, *, identity: str | None, root: Path | None) -> LoadedTool:
         folder = Path(os.path.abspath(folder))
@@ -147,7 +153,8 @@ class ToolLoader:
         found_warnings.extend(str(w.message) for w in caught)
         if manifest.id != folder.name:
             raise ManifestInvalid(
-                f"id must equal the folder name {folder.name!r}, found {manifest.id!r}",
+                f"id must equal the folder name {json_text(folder.name)},"
+                f" found {json_text(manifest.id)}",
                 field="$.id",
                 tool=label,
             )
@@ -161,7 +168,7 @@ class ToolLoader:
         )
         entry_path = self._check_entry(folder, real_folder, manifest, label)
         module = self._import(entry_path, manifest, label)
-        handler, validate_args, describe_effects = _exports(module, manifest, label)
+        handler, validate_args, describe_effects = _exports(module, manifest, label, entry_path)
         return LoadedTool(
             identity=identity or f"local/{folder.name}",
             folder=real_folder,
@@ -194,14 +201,14 @@ class ToolLoader:
         real_entry = _real(entry)
         if not _inside(real_entry, real_folder):
             raise ToolPathOutsideRoot(
-                f"entry {manifest.entry!r} leads to {real_entry}, outside the tool folder",
+                f"entry {json_text(manifest.entry)} leads to {real_entry}, outside the tool folder",
                 tool=label,
                 path=str(entry),
                 field="$.entry",
             )
         if not real_entry.is_file():
             raise ManifestInvalid(
-                f"entry {manifest.entry!r} is not a file in the tool folder",
+                f"entry {json_text(manifest.entry)} is not a file in the tool folder",
                 field="$.entry",
                 tool=label,
             )
@@ -245,6 +252,16 @@ class ToolLoader:
         return module
 
 
+def _name_the_tool(error: ManifestError, folder: Path, identity: str | None) -> None:
+    """Begin ``error``'s message with the tool and the file it is about, and give it the
+    file as ``path`` (the manifest, unless the error names another file): reached through
+    a config, ``unknown field (at $.author)`` alone names neither."""
+    file = error.context.setdefault("path", str(folder / MANIFEST_FILE))
+    who = f"{identity} ({file})" if identity else str(file)
+    error.message = f"{who}: {error.message}"
+    error.args = (error.message,)
+
+
 def _compile(prepared: Any, field: str, label: str) -> SchemaValidator:
     """Compile a manifest's prepared schema; what the compiler refuses is
     ``manifest_invalid``."""
@@ -256,23 +273,29 @@ def _compile(prepared: Any, field: str, label: str) -> SchemaValidator:
         ) from None
 
 
-def _optional_callable(module: ModuleType, name: str, label: str) -> Callable[..., Any] | None:
+def _optional_callable(
+    module: ModuleType, name: str, label: str, entry: Path
+) -> Callable[..., Any] | None:
     value = getattr(module, name, None)
     if value is not None and not callable(value):
         raise ToolEntryInvalid(
-            f"{name} must be a function, found {type(value).__name__}", tool=label
+            f"{name} must be a function, found {type(value).__name__}",
+            tool=label,
+            path=str(entry),
         )
     return value
 
 
 def _exports(
-    module: ModuleType, manifest: ToolManifest, label: str
+    module: ModuleType, manifest: ToolManifest, label: str, entry: Path
 ) -> tuple[Callable[..., Any], Callable[[Any], str | None] | None, Callable[..., Any] | None]:
     handler = getattr(module, "handler", None)
     if handler is None or not callable(handler):
-        raise ToolEntryInvalid(f"{manifest.entry} must export handler(args, context)", tool=label)
-    validate_args = _optional_callable(module, "validate_args", label)
-    describe_effects = _optional_callable(module, "describe_effects", label)
+        raise ToolEntryInvalid(
+            f"{manifest.entry} must export handler(args, context)", tool=label, path=str(entry)
+        )
+    validate_args = _optional_callable(module, "validate_args", label, entry)
+    describe_effects = _optional_callable(module, "describe_effects", label, entry)
     if describe_effects is not None and manifest.effects_schema is None:
         raise ManifestInvalid(
             f"{manifest.entry} exports describe_effects, so effects_schema is required",
@@ -284,5 +307,6 @@ def _exports(
             f"the manifest declares effects_schema but {manifest.entry} exports no"
             " describe_effects(args, context)",
             tool=label,
+            path=str(entry),
         )
     return handler, validate_args, describe_effects

@@ -21,6 +21,7 @@ from raw_core._convert import (
     FieldProblem,
     FieldValueError,
     StructureFailed,
+    json_text,
     make_converter,
     structure,
 )
@@ -78,7 +79,7 @@ class PanelIconWarning(UserWarning):
 def _fullmatch(pattern: re.Pattern[str], expected: str) -> Any:
     def check(_instance: Any, attribute: attrs.Attribute[Any], value: str) -> None:
         if not pattern.fullmatch(value):
-            raise FieldValueError(attribute.name, f"expected {expected}, found {value!r}")
+            raise FieldValueError(attribute.name, f"expected {expected}, found {json_text(value)}")
 
     return check
 
@@ -177,7 +178,7 @@ def _check_rules(
     """The rules that span fields, checked after every field has its type."""
     if manifest.api_version != API_VERSION:
         raise _problem(
-            f"expected the integer {API_VERSION}, found {manifest.api_version!r}",
+            f"expected the integer {API_VERSION}, found {json_text(manifest.api_version)}",
             "$.api_version",
             tool,
         )
@@ -197,14 +198,14 @@ def _check_rules(
     for index, panel in enumerate(manifest.panels):
         if panel.id in seen:
             raise _problem(
-                f"panel id {panel.id!r} is declared twice", f"$.panels[{index}].id", tool
+                f"panel id {json_text(panel.id)} is declared twice", f"$.panels[{index}].id", tool
             )
         seen.add(panel.id)
         action_ids: set[str] = set()
         for a_index, action in enumerate(panel.actions):
             if action.id in action_ids:
                 raise _problem(
-                    f"action id {action.id!r} is declared twice",
+                    f"action id {json_text(action.id)} is declared twice",
                     f"$.panels[{index}].actions[{a_index}].id",
                     tool,
                 )
@@ -226,12 +227,14 @@ def _check_entry_path(entry: str, tool: str | None) -> None:
     parts = entry.replace("\\", "/").split("/")
     if entry.startswith("/") or ".." in parts or not entry.strip():
         raise _problem(
-            f"entry must be a relative path inside the tool folder, found {entry!r}",
+            f"entry must be a relative path inside the tool folder, found {json_text(entry)}",
             "$.entry",
             tool,
         )
     if not entry.endswith(".py"):
-        raise _problem(f"entry must name a Python file (.py), found {entry!r}", "$.entry", tool)
+        raise _problem(
+            f"entry must name a Python file (.py), found {json_text(entry)}", "$.entry", tool
+        )
 
 
 def parse_manifest(text: str | bytes, *, tool: str | None = None) -> ToolManifest:
@@ -261,7 +264,7 @@ def parse_manifest_and_schemas(
         # Say this first: a manifest of another version fails every other rule too.
         found = data["api_version"]
         raise _problem(
-            f"expected the integer {API_VERSION}, found {found!r}", "$.api_version", tool
+            f"expected the integer {API_VERSION}, found {json_text(found)}", "$.api_version", tool
         )
     try:
         manifest = structure(_CONVERTER, data, ToolManifest)
@@ -284,8 +287,8 @@ def _with_known_icon(panel: PanelDeclaration, index: int, tool: str | None) -> P
         return panel
     warnings.warn(
         PanelIconWarning(
-            f"{tool or 'tool'}: panel {panel.id!r} ($.panels[{index}].icon) has unknown icon"
-            f" {panel.icon!r}; showing 'panel'"
+            f"{tool or 'tool'}: panel {json_text(panel.id)} ($.panels[{index}].icon) has"
+            f' unknown icon {json_text(panel.icon)}; showing "panel"'
         ),
         stacklevel=3,
     )
