@@ -226,7 +226,7 @@ def test_each_hostile_argument_text_is_invalid_arguments(
 def test_a_huge_integer_argument_is_invalid_arguments(dispatcher: Dispatcher) -> None:
     result = _dispatch(dispatcher, '{"a": ' + "1" * 5000 + "}")
     assert result.code == "invalid_arguments"
-    assert "5000 digits" in result.content[0]["text"]
+    assert "5000 digits" in result.text()
 
 
 ARGUMENT_TEMPLATES = [
