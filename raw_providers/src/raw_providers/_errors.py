@@ -15,10 +15,13 @@ event). Out comes one :class:`~raw_core.errors.ProviderError`:
 
 The context carries ``provider``, ``status`` (the HTTP status, when there was one),
 ``retry_after`` (seconds), ``error_type`` (the service's own type or code) and
-``request_id``. Messages never carry the credential: the service's text is dropped for
-authentication errors (OpenAI echoes part of the key there) and scrubbed of the key and of
-anything shaped like one everywhere else. The SDKs are never imported here; exceptions are
-recognised by their class names, which both SDKs share.
+``request_id``. No error carries the credential: every string of the finished error — its
+message and each string of its context, whichever part of the response it came from (the
+service's message, ``code``, ``type``, a request-id header) — passes through :func:`scrub`,
+which removes the configured key and anything shaped like a credential. The service's text
+of an authentication error is left out altogether (OpenAI quotes part of the key there).
+The SDKs are never imported here; exceptions are recognised by their class names, which
+both SDKs share.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from raw_core.errors import (
     RateLimited,
 )
 
-__all__ = ["error_from_body", "provider_error", "redact"]
+__all__ = ["error_from_body", "provider_error", "redact", "scrub"]
 
 _KEY_SHAPED: Final = re.compile(r"\b(?:sk|pk|rk|key|api|token)[-_][A-Za-z0-9*_.\-]{6,}", re.I)
 _CONTEXT_CODES: Final = frozenset(
@@ -80,6 +83,30 @@ def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
             text = text.replace(form, "[redacted]")
     text = _KEY_SHAPED.sub("[redacted]", text)
     return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "…"
+
+
+def _scrubbed(value: Any, secrets: Sequence[str | None]) -> Any:
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {key: _scrubbed(item, secrets) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_scrubbed(item, secrets) for item in value)
+    return value
+
+
+def scrub(error: ProviderError, secrets: Sequence[str | None] = ()) -> ProviderError:
+    """``error`` itself, with the secrets and anything shaped like a credential removed
+    from its message and from every string of its context (nested ones too).
+
+    The one place where what a service sent is cleaned: every error leaves this module
+    through it, so a string that reaches an error by a new path is cleaned as well. The
+    error is changed in place, so no unscrubbed copy is left behind in a chain of causes.
+    """
+    error.message = redact(error.message, secrets)
+    error.args = (error.message,)
+    error.context = {key: _scrubbed(value, secrets) for key, value in error.context.items()}
+    return error
 
 
 def _class_names(exc: BaseException) -> set[str]:
@@ -136,7 +163,17 @@ def error_from_body(
     request_id: str | None = None,
 ) -> ProviderError:
     """The raw error for an error the service described (an HTTP error body, or an error
-    event inside a stream, where ``status`` is None or the stream's 200)."""
+    event inside a stream, where ``status`` is None or the stream's 200); scrubbed."""
+    return scrub(_from_body(body, provider, status, headers, request_id), secrets)
+
+
+def _from_body(
+    body: Any,
+    provider: str,
+    status: int | None,
+    headers: Mapping[str, str] | None,
+    request_id: str | None,
+) -> ProviderError:
     error = _error_object(body)
     kind = _text(error.get("type"))
     code = _text(error.get("code"))
@@ -150,7 +187,7 @@ def error_from_body(
         "request_id": request_id,
     }
     where = f" (HTTP {http})" if http is not None else ""
-    said = f": {redact(service_text, secrets)}" if service_text else ""
+    said = f": {service_text}" if service_text else ""
 
     if http in (401, 403) or labels & _AUTH_TYPES:
         # The service's text is left out: OpenAI quotes part of the key in it.
@@ -182,9 +219,13 @@ def error_from_body(
 def provider_error(
     exc: BaseException, *, provider: str, secrets: Sequence[str | None] = ()
 ) -> ProviderError:
-    """Translate ``exc`` (raised by an SDK, httpx2, or while reading a stream)."""
-    if isinstance(exc, ProviderError):
-        return exc
+    """Translate ``exc`` (raised by an SDK, httpx2, or while reading a stream) and scrub
+    the result; a raw error raised while reading a stream is scrubbed too."""
+    error = exc if isinstance(exc, ProviderError) else _translate(exc, provider)
+    return scrub(error, secrets)
+
+
+def _translate(exc: BaseException, provider: str) -> ProviderError:
     names = _class_names(exc)
     response = getattr(exc, "response", None)
     status = getattr(exc, "status_code", None)
@@ -193,14 +234,7 @@ def provider_error(
         request_id = None
         if headers is not None:
             request_id = headers.get("x-request-id") or headers.get("request-id")
-        return error_from_body(
-            getattr(exc, "body", None),
-            provider=provider,
-            status=status,
-            headers=headers,
-            secrets=secrets,
-            request_id=request_id,
-        )
+        return _from_body(getattr(exc, "body", None), provider, status, headers, request_id)
     if "APITimeoutError" in names or "TimeoutException" in names:
         return ProviderUnavailable(f"{provider} did not answer in time", provider=provider)
     if (
@@ -209,7 +243,7 @@ def provider_error(
         or "StreamError" in names
     ):
         cause = exc.__cause__ if exc.__cause__ is not None else exc
-        detail = redact(str(cause), secrets) or type(cause).__name__
+        detail = str(cause) or type(cause).__name__
         return ProviderUnavailable(
             f"could not reach {provider} or the connection broke: {detail}", provider=provider
         )
@@ -217,17 +251,12 @@ def provider_error(
         exc, (json.JSONDecodeError, KeyError, TypeError)
     ):
         return ProviderFailed(
-            f"{provider} sent a malformed response: {type(exc).__name__}: "
-            f"{redact(str(exc), secrets)}",
+            f"{provider} sent a malformed response: {type(exc).__name__}: {exc}",
             provider=provider,
         )
     if "APIError" in names:  # an error the service reported inside a stream
-        return error_from_body(
-            getattr(exc, "body", None) or {"message": str(exc)},
-            provider=provider,
-            secrets=secrets,
-        )
+        body = getattr(exc, "body", None) or {"message": str(exc)}
+        return _from_body(body, provider, None, None, None)
     return ProviderFailed(
-        f"{provider} request failed: {type(exc).__name__}: {redact(str(exc), secrets)}",
-        provider=provider,
+        f"{provider} request failed: {type(exc).__name__}: {exc}", provider=provider
     )
