@@ -11,25 +11,29 @@ check that lets waiters see other processes' commits.
   The check is one attribute read on the hot path;
 * :class:`ChangeWatch`: ``PRAGMA data_version`` on a connection of its own, which changes
   whenever another connection (any process's) has committed. It reads the WAL index in
-  shared memory, microseconds, so it runs inline.
+  shared memory, microseconds, so it runs inline;
+* :class:`Threads` and :class:`InlineConnection`: the few worker threads a backend's
+  writers use, and a connection that commits inline on the loop thread and is lent to
+  one of them for a busy commit or a wait.
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
 
 from raw_core.errors import StoreUnavailable
-from raw_core.sessions.sqlite._sqlite import connect, is_busy, sqlite_errors
+from raw_core.sessions.sqlite._sqlite import connect, is_busy, set_busy_timeout, sqlite_errors
 
-__all__ = ["ChangeWatch", "Gate", "ReadPool"]
+__all__ = ["WORKER_THREADS", "ChangeWatch", "Gate", "InlineConnection", "ReadPool", "Threads"]
 
 T = TypeVar("T")
 
@@ -145,3 +149,68 @@ class ChangeWatch:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def _patiently(
+    connection: sqlite3.Connection, timeout: float, function: Callable[..., T], *args: Any
+) -> T:
+    """``function(*args)`` with ``connection`` waiting up to ``timeout`` for SQLite's locks
+    (in a worker thread), then back to not waiting."""
+    set_busy_timeout(connection, timeout)
+    try:
+        return function(*args)
+    finally:
+        set_busy_timeout(connection, 0.0)
+
+
+WORKER_THREADS = 2
+"""How many worker threads one backend's writers use at once (its readers have a pool of
+their own)."""
+
+
+class Threads:
+    """The worker threads one backend's waits run in, at most :data:`WORKER_THREADS` at
+    once. Few threads, reused: starting a thread blocks the event loop until it runs, and
+    with many sessions opening at once that start-up is what stalls every other session."""
+
+    __slots__ = ("_limiter",)
+
+    def __init__(self) -> None:
+        self._limiter: anyio.CapacityLimiter | None = None  # made on first use, on the loop
+
+    async def run(self, function: Callable[[], T]) -> T:
+        """``function()`` in one of the backend's worker threads."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
+        return await anyio.to_thread.run_sync(function, limiter=self._limiter)
+
+
+class InlineConnection:
+    """A connection used inline on the loop thread, lent to worker threads now and then."""
+
+    __slots__ = ("connection", "gate", "threads", "timeout")
+
+    def __init__(self, connection: sqlite3.Connection, timeout: float, threads: Threads) -> None:
+        self.connection = connection
+        self.timeout = timeout
+        self.threads = threads
+        self.gate = Gate()
+
+    async def commit(self, function: Callable[..., T], *args: Any) -> T:
+        """Run a short commit inline; once more in a worker thread if SQLite was busy."""
+        if self.gate.away is not None:
+            await self.gate.wait()
+        try:
+            return function(*args)
+        except StoreUnavailable as exc:
+            if not is_busy(exc):
+                raise
+        return await self.in_thread(function, *args)
+
+    async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
+        """Run ``function(*args)`` in a worker thread, waiting for locks as long as the
+        store's busy timeout says; other tasks wait for the connection meanwhile."""
+        async with self.gate.lent():
+            return await self.threads.run(
+                functools.partial(_patiently, self.connection, self.timeout, function, *args)
+            )

@@ -53,7 +53,7 @@ from raw_core.sessions.backend import (
 from raw_core.sessions.messages import Message
 from raw_core.sessions.sqlite import _lock
 from raw_core.sessions.sqlite._ids import is_session_id
-from raw_core.sessions.sqlite._offload import ChangeWatch, Gate, ReadPool
+from raw_core.sessions.sqlite._offload import ChangeWatch, InlineConnection, ReadPool, Threads
 from raw_core.sessions.sqlite._rows import not_found
 from raw_core.sessions.sqlite._sqlite import is_busy, set_busy_timeout
 from raw_core.sessions.sqlite.reader import SessionReader
@@ -74,71 +74,6 @@ POLL_INTERVAL: Final = 0.05
 T = TypeVar("T")
 
 
-def _patiently(
-    connection: sqlite3.Connection, timeout: float, function: Callable[..., T], *args: Any
-) -> T:
-    """``function(*args)`` with ``connection`` waiting up to ``timeout`` for SQLite's locks
-    (in a worker thread), then back to not waiting."""
-    set_busy_timeout(connection, timeout)
-    try:
-        return function(*args)
-    finally:
-        set_busy_timeout(connection, 0.0)
-
-
-class _Threads:
-    """The worker threads one backend's waits run in, at most :data:`WORKER_THREADS` at
-    once. Few threads, reused: starting a thread blocks the event loop until it runs, and
-    with many sessions opening at once that start-up is what stalls every other session."""
-
-    __slots__ = ("_limiter",)
-
-    def __init__(self) -> None:
-        self._limiter: anyio.CapacityLimiter | None = None  # made on first use, on the loop
-
-    async def run(self, function: Callable[[], T]) -> T:
-        """``function()`` in one of the backend's worker threads."""
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(WORKER_THREADS)
-        return await anyio.to_thread.run_sync(function, limiter=self._limiter)
-
-
-WORKER_THREADS = 2
-"""How many worker threads one backend's writers use at once (its readers have a pool of
-their own)."""
-
-
-class _Connection:
-    """A connection used inline on the loop thread, lent to worker threads now and then."""
-
-    __slots__ = ("connection", "gate", "threads", "timeout")
-
-    def __init__(self, connection: sqlite3.Connection, timeout: float, threads: _Threads) -> None:
-        self.connection = connection
-        self.timeout = timeout
-        self.threads = threads
-        self.gate = Gate()
-
-    async def commit(self, function: Callable[..., T], *args: Any) -> T:
-        """Run a short commit inline; once more in a worker thread if SQLite was busy."""
-        if self.gate.away is not None:
-            await self.gate.wait()
-        try:
-            return function(*args)
-        except StoreUnavailable as exc:
-            if not is_busy(exc):
-                raise
-        return await self.in_thread(function, *args)
-
-    async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
-        """Run ``function(*args)`` in a worker thread, waiting for locks as long as the
-        store's busy timeout says; other tasks wait for the connection meanwhile."""
-        async with self.gate.lent():
-            return await self.threads.run(
-                functools.partial(_patiently, self.connection, self.timeout, function, *args)
-            )
-
-
 class SqliteWriter:
     """The one writer of a session (:class:`raw_core.sessions.backend.SessionWriter`), for the block
     of :meth:`SqliteBackend.open_writer`. Use it from one task at a time."""
@@ -146,7 +81,7 @@ class SqliteWriter:
     def __init__(self, backend: SqliteBackend, writer: SessionWriter, timeout: float) -> None:
         self._backend = backend
         self._writer = writer
-        self._connection = _Connection(writer.connection, timeout, backend._threads)
+        self._connection = InlineConnection(writer.connection, timeout, backend._threads)
 
     @property
     def session_id(self) -> str:
@@ -157,7 +92,7 @@ class SqliteWriter:
         """See :meth:`raw_core.sessions.sqlite.SessionWriter.append`; inline, and it wakes this
         backend's waiters on the session at once."""
         # The agent loop's hot path: the common case (the connection is here, SQLite is
-        # not busy) is :meth:`_Connection.commit` written out, one coroutine fewer.
+        # not busy) is :meth:`InlineConnection.commit` written out, one coroutine fewer.
         connection = self._connection
         if connection.gate.away is not None:
             await connection.commit(self._writer.append, entries)
@@ -227,8 +162,8 @@ class SqliteBackend:
         self._path = store.path
         self._timeout = store.busy_timeout
         set_busy_timeout(store.connection, 0.0)
-        self._threads = _Threads()
-        self._control = _Connection(store.connection, self._timeout, self._threads)
+        self._threads = Threads()
+        self._control = InlineConnection(store.connection, self._timeout, self._threads)
         self._pool = ReadPool(store.path, busy_timeout=self._timeout, size=read_connections)
         self._watch = ChangeWatch(store.path)
         self._events: dict[str, anyio.Event] = {}
