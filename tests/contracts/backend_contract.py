@@ -11,6 +11,11 @@ closes what it opened. For example::
         async def backend_factory(self, tmp_path) -> AsyncIterator[BackendFactory]:
             ...
 
+The factory takes two keyword arguments, passed on to the backend: ``expire_after_days``
+(as a backend record's factory takes it) and ``clock``, a callable returning the current
+time (an aware datetime) that the backend uses instead of the system clock for every time
+it stamps and every expiry it judges. The expiry tests move that clock instead of waiting.
+
 The tests wait on events, never on time: every wait is bounded generously with
 ``anyio.fail_after``, so a broken backend fails instead of hanging.
 """
@@ -29,6 +34,7 @@ from raw_core.errors import (
     InvalidCursor,
     RequestNotFound,
     RequestNotPending,
+    SessionExpired,
     SessionLocked,
     SessionNotFound,
 )
@@ -55,10 +61,27 @@ from raw_core.sessions.sqlite import (
     tool_output_for,
 )
 
-__all__ = ["BackendContract", "BackendFactory"]
+__all__ = ["BackendContract", "BackendFactory", "Clock"]
 
-BackendFactory = Callable[[], Awaitable[SessionBackend]]
-"""First call: a backend in a fresh place; later calls: another backend on that place."""
+BackendFactory = Callable[..., Awaitable[SessionBackend]]
+"""First call: a backend in a fresh place; later calls: another backend on that place.
+Keyword arguments (``expire_after_days``, ``clock``) go to the backend."""
+
+DAYS = 30  # the expiry the expiry tests open their backends with
+
+
+class Clock:
+    """A clock a test moves by hand; a backend opened with it takes its time as now."""
+
+    def __init__(self, now: datetime | None = None) -> None:
+        self.now = now if now is not None else datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
 
 WAIT = 10.0  # seconds: a bound on waits that should end at once, never a timing assumption
 
@@ -452,6 +475,76 @@ class BackendContract:
         async with backend.open_writer(busy.id):
             assert await backend.prune(later) == (idle.id,)  # the one being written stays
         assert [s.id for s in await backend.list_sessions()] == [busy.id]
+
+    async def test_an_expired_session_is_not_listed_read_or_revived(
+        self, backend_factory: BackendFactory
+    ) -> None:
+        clock = Clock()
+        backend = await backend_factory(clock=clock, expire_after_days=DAYS)
+        idle, talking = await backend.create(title="idle"), await backend.create()
+        assert abs(idle.created_at - clock.now) < timedelta(seconds=1)  # the clock's time
+        await append(backend, idle.id, [user("said once")])
+        said = (await backend.info(idle.id)).last_activity
+        clock.advance(days=DAYS - 10)
+        await append(backend, talking.id, [user("still talking")])
+        clock.advance(days=10, seconds=1)  # idle: past the expiry; talking: 10 days idle
+        assert [s.id for s in await backend.list_sessions()] == [talking.id]
+        expired_at = said + timedelta(days=DAYS)
+        reads: list[Callable[[str], Awaitable[Any]]] = [
+            backend.info,
+            backend.page,
+            backend.tail_cursor,
+            backend.read_context,
+            backend.state,
+            backend.list_requests,
+        ]
+        for read in reads:
+            with pytest.raises(SessionExpired) as caught:
+                await read(idle.id)
+            assert caught.value.code == "session_expired"
+            assert caught.value.context["session_id"] == idle.id
+            assert datetime.fromisoformat(caught.value.context["expired_at"]) == expired_at
+        with pytest.raises(SessionExpired):
+            async with backend.open_writer(idle.id, wait=WAIT) as writer:
+                await writer.append([user("revived?")])
+        assert [s.id for s in await backend.list_sessions()] == [talking.id]
+        # Seen from before it expired, the session is as it was: no read and no refused
+        # writer renewed it or added to it, and reading deleted nothing.
+        before = await backend_factory(clock=Clock(expired_at - timedelta(seconds=1)))
+        assert (await before.info(idle.id)).last_activity == said
+        assert [text_of(i) for i in (await before.page(idle.id)).items] == ["said once"]
+        assert [s.id for s in await before.list_sessions()] == [talking.id, idle.id]
+
+    @pytest.mark.parametrize("first_write", ["create", "open_writer"])
+    async def test_the_first_write_of_a_backend_deletes_expired_sessions(
+        self, backend_factory: BackendFactory, first_write: str
+    ) -> None:
+        clock = Clock()
+        backend = await backend_factory(clock=clock, expire_after_days=DAYS)
+        expired, kept = await backend.create(), await backend.create()
+        request = request_for(expired.id)
+        async with backend.open_writer(expired.id) as writer:
+            await writer.append([user("old")])
+            await writer.add_request(request)
+        clock.advance(days=DAYS - 1)
+        await append(backend, kept.id, [user("recent")])
+        clock.advance(days=2)
+        later = await backend_factory(clock=clock, expire_after_days=DAYS)
+        with pytest.raises(SessionExpired):
+            await later.info(expired.id)  # reading deletes nothing
+        if first_write == "create":
+            await later.create()
+        else:
+            with pytest.raises(SessionExpired):
+                async with later.open_writer(expired.id, wait=WAIT):
+                    pass
+        # Even a clock from before the expiry finds nothing left of it, requests included.
+        before = await backend_factory(clock=Clock(expired.created_at))
+        with pytest.raises(SessionNotFound):
+            await before.info(expired.id)
+        with pytest.raises(RequestNotFound):
+            await before.get_request(request.id)
+        assert [text_of(i) for i in (await before.page(kept.id)).items] == ["recent"]
 
     # --- tool output ---
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,8 +27,8 @@ class TestSqliteBackend(BackendContract):
     async def backend_factory(self, tmp_path: Path) -> AsyncIterator[BackendFactory]:
         opened: list[SqliteBackend] = []
 
-        async def factory() -> SessionBackend:
-            backend = await SqliteBackend.open(tmp_path / "state")
+        async def factory(**options: Any) -> SessionBackend:
+            backend = await SqliteBackend.open(tmp_path / "state", **options)
             opened.append(backend)
             return backend
 

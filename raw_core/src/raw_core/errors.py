@@ -51,6 +51,7 @@ The tree::
     │   └── InternalError             internal_error
     └── StoreError                    the session store refuses an operation
         ├── SessionNotFound           session_not_found
+        ├── SessionExpired            session_expired
         ├── SessionLocked             session_locked
         ├── StoreCorrupt              store_corrupt
         ├── StoreTooNew               store_too_new
@@ -109,6 +110,7 @@ __all__ = [
     "RequestNotPending",
     "ResourceError",
     "SelectionError",
+    "SessionExpired",
     "SessionLocked",
     "SessionNotFound",
     "SkillNotSelected",
@@ -483,6 +485,14 @@ class SessionNotFound(StoreError):
     """No session has the given id (or it expired and was pruned)."""
 
     code = "session_not_found"
+
+
+class SessionExpired(StoreError):
+    """The session expired (no conversation activity for the store's expiry time): it is
+    not listed and cannot be read or resumed. Context: ``session_id``, ``expired_at``
+    (ISO 8601)."""
+
+    code = "session_expired"
 
 
 class SessionLocked(StoreError):

@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import closing
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import attrs
@@ -19,6 +19,7 @@ import pytest
 
 from raw_core.errors import (
     InvalidCursor,
+    SessionExpired,
     SessionLocked,
     SessionNotFound,
     StorageFull,
@@ -627,6 +628,30 @@ def test_prune_skips_a_session_being_written_and_keeps_renewed_ones(
     with store.open_writer(busy.id):
         assert store.prune(later) == (idle.id,)
     assert store.prune(later) == (busy.id,)
+
+
+def test_an_expired_session_is_refused_then_deleted_by_the_next_writing_store(
+    tmp_path: Path,
+) -> None:
+    long_ago = datetime.now(UTC) - timedelta(days=40)
+    with SessionStore.open(tmp_path / "state", clock=lambda: long_ago) as then:
+        old, unwanted = then.create(title="old"), then.create()
+        with then.open_writer(old.id) as writer:
+            writer.append(users("long ago"))
+        said = then.info(old.id).last_activity
+    with SessionStore.open(tmp_path / "state") as store:
+        assert store.list_sessions() == ()
+        with pytest.raises(SessionExpired) as caught:
+            store.open_reader(old.id)
+        assert caught.value.context["expired_at"] == (said + timedelta(days=30)).isoformat()
+        store.delete(unwanted.id)  # an expired session can still be deleted
+        with pytest.raises(SessionExpired):
+            store.open_writer(old.id)  # the store's first write: the expired data goes
+        with pytest.raises(SessionNotFound):
+            store.info(old.id)
+        with raw_connection(store) as raw:
+            assert raw.execute("SELECT count(*) FROM display").fetchone() == (0,)
+            assert raw.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
 
 
 def test_the_expiry_is_configurable(tmp_path: Path) -> None:

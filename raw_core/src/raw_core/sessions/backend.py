@@ -25,6 +25,13 @@ What a backend promises:
   session; any front end answers it by id (:meth:`SessionBackend.answer_request`), the first
   answer wins, and the writer waiting for it sees it (:meth:`SessionBackend.wait_for_answer`),
   also from another process.
+* **Sessions expire** after ``expire_after_days`` without conversation activity (an
+  append or a compaction; reading, listing and state changes never renew one). An expired
+  session is not listed; reading it or opening it for writing raises ``session_expired``
+  naming when it expired (so nothing revives it); the backend's first write (creating a
+  session or opening a writer, also a refused one) deletes the expired sessions' data,
+  skipping any held by a writer. A backend takes "now" from the ``clock`` it is opened
+  with, when given (the contract tests move one).
 * **Old data is never converted**: a backend whose layout changes stores new sessions
   apart and leaves the old data untouched.
 """
@@ -338,15 +345,18 @@ class SessionBackend(Protocol):
         ...
 
     async def create(self, *, title: str = "", cwd: str | None = None) -> SessionInfo:
-        """A new, empty session with a fresh stable id."""
+        """A new, empty session with a fresh stable id (the backend's first write deletes
+        the expired sessions first)."""
         ...
 
     async def info(self, session_id: str) -> SessionInfo:
-        """One session; ``session_not_found`` when there is none."""
+        """One session; ``session_not_found`` when there is none, ``session_expired``
+        when it expired (as for every read of one session below)."""
         ...
 
     async def list_sessions(self, *, limit: int | None = None) -> tuple[SessionInfo, ...]:
-        """Sessions, most recent activity first (listing does not renew them)."""
+        """Sessions that have not expired, most recent activity first (listing does not
+        renew them)."""
         ...
 
     async def page(
@@ -387,11 +397,14 @@ class SessionBackend(Protocol):
         self, session_id: str, *, wait: float | None = None
     ) -> AbstractAsyncContextManager[SessionWriter]:
         """``async with backend.open_writer(id) as writer:`` — the session's one writer
-        for the block; ``session_locked`` after waiting ``wait`` seconds for another."""
+        for the block; ``session_locked`` after waiting ``wait`` seconds for another,
+        ``session_expired`` for an expired session (the backend's first write deletes the
+        expired sessions)."""
         ...
 
     async def delete(self, session_id: str, *, wait: float | None = None) -> None:
-        """Delete a session and everything it holds (its requests too)."""
+        """Delete a session and everything it holds (its requests too); an expired one
+        too."""
         ...
 
     async def prune(self, now: datetime | None = None) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -70,11 +71,21 @@ def info_from_row(row: tuple[str, str, int, int, str | None]) -> SessionInfo:
     )
 
 
-def info_row(connection: sqlite3.Connection, session_id: str) -> SessionInfo | None:
+def info_row(
+    connection: sqlite3.Connection,
+    session_id: str,
+    check: Callable[[str, int], None] | None = None,
+) -> SessionInfo | None:
+    """The session's info, or None; ``check(id, last_activity_ms)`` may refuse it first
+    (an expired session)."""
     row = connection.execute(
         f"SELECT {INFO_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
     ).fetchone()
-    return None if row is None else info_from_row(row)
+    if row is None:
+        return None
+    if check is not None:
+        check(row[0], row[3])
+    return info_from_row(row)
 
 
 def _too_new(path: Path, session_id: str, what: str, found: str, reads: str) -> StoreTooNew:

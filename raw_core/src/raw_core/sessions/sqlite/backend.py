@@ -8,7 +8,8 @@ The rule — nothing that can wait long runs on the event loop:
   :meth:`~SqliteBackend.read_context` (loading a deep session), each on a pooled read
   connection of its own (``check_same_thread=False``, one thread at a time); the
   end-of-turn WAL sync and checkpoint; compaction (it reads the whole context); opening a
-  writer (its first syncs the folder); delete and prune; opening and closing the file;
+  writer (its first syncs the folder); delete and prune (the first write's sweep of the
+  expired sessions too); opening and closing the file;
 * **waits that poll without blocking**: another writer's lock (``anyio.sleep`` between
   tries), :meth:`~SqliteBackend.wait_for_items` and
   :meth:`~SqliteBackend.wait_for_answer` (woken at once by this backend's own commits,
@@ -52,6 +53,7 @@ from raw_core.sessions.backend import (
 )
 from raw_core.sessions.messages import Message
 from raw_core.sessions.sqlite import _lock
+from raw_core.sessions.sqlite._expiry import Clock
 from raw_core.sessions.sqlite._ids import is_session_id
 from raw_core.sessions.sqlite._offload import ChangeWatch, InlineConnection, ReadPool, Threads
 from raw_core.sessions.sqlite._rows import not_found
@@ -114,12 +116,13 @@ class SqliteWriter:
         )
 
     async def read_context(self) -> tuple[Message, ...]:
-        """The model context, summary first (read in a worker thread)."""
-        return await self._backend.read_context(self.session_id)
+        """The model context, summary first (read in a worker thread); the writer holds
+        its session, so it is read even if the session expired meanwhile."""
+        return await self._backend._read(self.session_id, SessionReader.read_context, live=False)
 
     async def state(self) -> SessionState:
         """The session's typed state (read in a worker thread)."""
-        return await self._backend.state(self.session_id)
+        return await self._backend._read(self.session_id, SessionReader.session_state, live=False)
 
     async def set_state(self, state: SessionState) -> None:
         """See :meth:`raw_core.sessions.sqlite.SessionWriter.set_session_state`; inline."""
@@ -177,6 +180,7 @@ class SqliteBackend:
         expire_after_days: float = DEFAULT_EXPIRE_AFTER_DAYS,
         lock_wait: float = 0.0,
         busy_timeout: float = 5.0,
+        clock: Clock | None = None,
     ) -> SqliteBackend:
         """Open (creating if needed) the store in ``directory``; the arguments are
         :meth:`raw_core.sessions.sqlite.SessionStore.open`'s. The file is opened in a worker
@@ -189,6 +193,7 @@ class SqliteBackend:
                 lock_wait=lock_wait,
                 busy_timeout=busy_timeout,
                 any_thread=True,
+                clock=clock,
             )
         )
         return cls(store)
@@ -267,24 +272,47 @@ class SqliteBackend:
 
     # --- sessions ---
 
+    async def _sweep(self) -> None:
+        """The store's first write deletes the expired sessions (in a worker thread)."""
+        if not self._store.swept:
+            for session_id in await self._control.in_thread(self._store.sweep_expired):
+                self._notify(session_id)
+
     async def create(self, *, title: str = "", cwd: str | None = None) -> SessionInfo:
-        """A new, empty session (inline: one short commit)."""
+        """A new, empty session (inline: one short commit; the first write sweeps)."""
+        await self._sweep()
         return await self._control.commit(self._store.create, title, cwd)
 
-    def _reader(self, session_id: str, connection: sqlite3.Connection) -> SessionReader:
-        """A reader on a pooled connection (an id that is none is refused first)."""
+    def _reader(
+        self, session_id: str, connection: sqlite3.Connection, *, live: bool = True
+    ) -> SessionReader:
+        """A reader on a pooled connection (an id that is none is refused first); ``live``:
+        an expired session is refused."""
         if not is_session_id(session_id):
             raise not_found(session_id)
-        return SessionReader(connection, self._path, session_id)
+        return SessionReader(
+            connection, self._path, session_id, self._store.expiry if live else None
+        )
+
+    async def _read(
+        self, session_id: str, read: Callable[[SessionReader], T], *, live: bool = True
+    ) -> T:
+        """``read(reader)`` on a pooled connection, in a worker thread."""
+        return await self._pool.run(
+            lambda connection: read(self._reader(session_id, connection, live=live))
+        )
 
     async def info(self, session_id: str) -> SessionInfo:
-        """One session; ``session_not_found`` when there is none."""
-        return await self._pool.run(lambda connection: self._reader(session_id, connection).info())
+        """One session; ``session_not_found`` when there is none, ``session_expired`` when
+        it expired."""
+        return await self._read(session_id, SessionReader.info)
 
     async def list_sessions(self, *, limit: int | None = None) -> tuple[SessionInfo, ...]:
-        """Sessions, most recent activity first (listing does not renew them)."""
+        """Sessions that have not expired, most recent activity first (listing does not
+        renew them)."""
+        expiry = self._store.expiry
         return await self._pool.run(
-            lambda connection: list_sessions_on(connection, self._path, limit=limit)
+            lambda connection: list_sessions_on(connection, self._path, limit=limit, expiry=expiry)
         )
 
     async def page(
@@ -296,17 +324,14 @@ class SqliteBackend:
         newest_first: bool = False,
     ) -> DisplayPage:
         """See :meth:`raw_core.sessions.sqlite.SessionReader.page_display`."""
-        return await self._pool.run(
-            lambda connection: self._reader(session_id, connection).page_display(
-                cursor, limit=limit, newest_first=newest_first
-            )
+        return await self._read(
+            session_id,
+            lambda reader: reader.page_display(cursor, limit=limit, newest_first=newest_first),
         )
 
     async def tail_cursor(self, session_id: str) -> str:
         """See :meth:`raw_core.sessions.sqlite.SessionReader.tail_cursor`."""
-        return await self._pool.run(
-            lambda connection: self._reader(session_id, connection).tail_cursor()
-        )
+        return await self._read(session_id, SessionReader.tail_cursor)
 
     async def wait_for_items(
         self, session_id: str, cursor: str, *, limit: int = 100
@@ -323,29 +348,29 @@ class SqliteBackend:
 
     async def read_context(self, session_id: str) -> tuple[Message, ...]:
         """The model context, summary first (read in a worker thread)."""
-        return await self._pool.run(
-            lambda connection: self._reader(session_id, connection).read_context()
-        )
+        return await self._read(session_id, SessionReader.read_context)
 
     async def state(self, session_id: str) -> SessionState:
         """The typed state (read in a worker thread)."""
-        return await self._pool.run(
-            lambda connection: self._reader(session_id, connection).session_state()
-        )
+        return await self._read(session_id, SessionReader.session_state)
 
     def open_writer(
         self, session_id: str, *, wait: float | None = None
     ) -> AbstractAsyncContextManager[SqliteWriter]:
         """``async with backend.open_writer(id) as writer:`` — the session's one writer for
         the block; waiting for another (up to ``wait`` seconds, default the store's
-        ``lock_wait``) sleeps without blocking the loop, then ``session_locked``."""
+        ``lock_wait``) sleeps without blocking the loop, then ``session_locked``. An
+        expired session is refused with ``session_expired``; the first write sweeps."""
         return self._writer_block(session_id, wait)
 
     @asynccontextmanager
     async def _writer_block(
         self, session_id: str, wait: float | None
     ) -> AsyncIterator[SqliteWriter]:
-        await self.info(session_id)  # before a lock file is made for it
+        try:
+            await self.info(session_id)  # before a lock file is made for it
+        finally:
+            await self._sweep()
         store = self._store
         lock = await _lock.acquire_async(
             store.lock_path(session_id),
@@ -367,8 +392,9 @@ class SqliteBackend:
 
     async def delete(self, session_id: str, *, wait: float | None = None) -> None:
         """Delete a session and everything it holds, its requests too (in a worker
-        thread); waiting for its writer does not block the loop."""
-        await self.info(session_id)
+        thread); waiting for its writer does not block the loop. An expired session can
+        be deleted too."""
+        await self._read(session_id, SessionReader.info, live=False)
         store = self._store
         lock = await _lock.acquire_async(
             store.lock_path(session_id), session_id=session_id, wait=store.lock_wait_for(wait)
@@ -400,7 +426,11 @@ class SqliteBackend:
         """A session's requests, oldest first."""
         return await self._pool.run(
             lambda connection: list_requests_on(
-                connection, self._path, session_id, pending_only=pending_only
+                connection,
+                self._path,
+                session_id,
+                pending_only=pending_only,
+                expiry=self._store.expiry,
             )
         )
 

@@ -6,6 +6,10 @@ append. It works on any connection to the store's file: the sync store gives it 
 store's own, the async backend (:mod:`raw_core.sessions.sqlite.backend`) a pooled one in a worker
 thread, since a page of a deep session or a long context is not something to read on the
 event loop.
+
+A reader made with the store's :class:`~raw_core.sessions.sqlite._expiry.Expiry` refuses an
+expired session with ``session_expired``; the writer, which holds its session, reads
+without one.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from raw_core.errors import InvalidCursor
 from raw_core.sessions.backend import DisplayItem, DisplayPage, SessionInfo, SessionState
 from raw_core.sessions.messages import Message
 from raw_core.sessions.sqlite._cursor import Cursor
+from raw_core.sessions.sqlite._expiry import Expiry
 from raw_core.sessions.sqlite._rows import (
     PAGE_NEWEST_FIRST,
     PAGE_OLDEST_FIRST,
@@ -39,12 +44,20 @@ MAX_PAGE_SIZE = 10_000
 
 class SessionReader:
     """Reads one session. Made by :meth:`SessionStore.open_reader`; a session deleted
-    meanwhile raises :class:`SessionNotFound`."""
+    meanwhile raises :class:`SessionNotFound`, one expired meanwhile (by ``expiry``)
+    :class:`SessionExpired`."""
 
-    def __init__(self, connection: sqlite3.Connection, path: Path, session_id: str) -> None:
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        path: Path,
+        session_id: str,
+        expiry: Expiry | None = None,
+    ) -> None:
         self._connection = connection
         self._path = path
         self._session_id = session_id
+        self._expiry = expiry
 
     @property
     def session_id(self) -> str:
@@ -54,18 +67,24 @@ class SessionReader:
     def info(self) -> SessionInfo:
         """The session's title, cwd, creation time and last activity."""
         with read_transaction(self._connection, self._path) as connection:
-            info = info_row(connection, self._session_id)
+            info = info_row(connection, self._session_id, self._check)
         if info is None:
             raise not_found(self._session_id)
         return info
 
+    def _check(self, session_id: str, last_activity_ms: int) -> None:
+        if self._expiry is not None:
+            self._expiry.check(session_id, last_activity_ms)
+
     def _require(self, connection: sqlite3.Connection) -> int:
-        """The session's key; :class:`SessionNotFound` when it is gone."""
+        """The session's key; :class:`SessionNotFound` when it is gone,
+        :class:`SessionExpired` when it expired."""
         found = connection.execute(
-            "SELECT key FROM sessions WHERE id = ?", (self._session_id,)
+            "SELECT key, last_activity FROM sessions WHERE id = ?", (self._session_id,)
         ).fetchone()
         if found is None:
             raise not_found(self._session_id)
+        self._check(self._session_id, found[1])
         return int(found[0])
 
     def page_display(
@@ -138,11 +157,13 @@ class SessionReader:
     def _state_row(self) -> tuple[str, str | None, str]:
         with sqlite_errors(self._path):
             row = self._connection.execute(
-                "SELECT title, cwd, state FROM sessions WHERE id = ?", (self._session_id,)
+                "SELECT title, cwd, state, last_activity FROM sessions WHERE id = ?",
+                (self._session_id,),
             ).fetchone()
         if row is None:
             raise not_found(self._session_id)
-        return row  # type: ignore[no-any-return]
+        self._check(self._session_id, row[3])
+        return row[0], row[1], row[2]
 
     def session_state(self) -> SessionState:
         """The typed state: title, cwd, tool digests, prompt-cache key, skills seen."""

@@ -1,6 +1,11 @@
 """The session store: the file, and creating, listing, deleting and expiring sessions in it,
 and answering their pending requests.
 
+Expiry (see :mod:`raw_core.sessions.sqlite._expiry`): an expired session is not listed, and
+reading it or opening it for writing raises ``session_expired``; the store's first write
+(creating a session or opening one for writing) deletes the expired sessions, as
+:meth:`SessionStore.prune` does. Reading and listing never renew a session.
+
 This is the synchronous core. Every operation is one short transaction on a local file.
 Used directly (the agent loop, the CLI), it runs inline on the caller's thread; the async
 :class:`~raw_core.sessions.sqlite.backend.SqliteBackend` runs on it too, and decides which
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -28,6 +34,7 @@ from raw_core.errors import StorageFull
 from raw_core.sessions.backend import ApprovalAnswer, PendingRequest, SessionInfo
 from raw_core.sessions.sqlite import _lock, _requests
 from raw_core.sessions.sqlite._durability import WalName
+from raw_core.sessions.sqlite._expiry import Clock, Expiry
 from raw_core.sessions.sqlite._ids import is_request_id, is_session_id, new_session_id
 from raw_core.sessions.sqlite._lock import SessionLock
 from raw_core.sessions.sqlite._rows import (
@@ -37,7 +44,6 @@ from raw_core.sessions.sqlite._rows import (
     info_row,
     last_seq,
     not_found,
-    now_ms,
     to_ms,
 )
 from raw_core.sessions.sqlite._schema import MAX_KEY, ensure_private_dir, open_database
@@ -86,11 +92,13 @@ class SessionStore:
         lock_wait: float,
         busy_timeout: float,
         any_thread: bool = False,
+        clock: Clock | None = None,
     ) -> None:
         self._path = path
         self._connection = connection
         self._locks = path.parent / "locks"
-        self._expire_after = expire_after
+        self._expiry = Expiry(expire_after, clock)
+        self._swept = False
         self._lock_wait = lock_wait
         self._busy_timeout = busy_timeout
         self._any_thread = any_thread
@@ -105,17 +113,21 @@ class SessionStore:
         lock_wait: float = 0.0,
         busy_timeout: float = 5.0,
         any_thread: bool = False,
+        clock: Clock | None = None,
     ) -> SessionStore:
         """Open the store in ``directory`` (default: :func:`default_store_directory`),
         creating the folder (0700) and database (0600) when missing.
 
-        ``expire_after_days``: sessions without conversation activity for longer are
-        removed by :meth:`prune`. ``lock_wait``: seconds a new writer waits for another
-        to release a session before :class:`SessionLocked`. ``busy_timeout``: seconds
-        SQLite waits for another process's transaction on the file. ``any_thread``: the
-        store's and its writers' connections may be used from any thread, one at a time,
-        and writers' connections start with a zero busy timeout (the async backend's
-        mode: it retries a busy commit in a worker thread with ``busy_timeout``).
+        ``expire_after_days``: sessions without conversation activity for longer have
+        expired (see the module docstring). ``lock_wait``: seconds a new writer waits for
+        another to release a session before :class:`SessionLocked`. ``busy_timeout``:
+        seconds SQLite waits for another process's transaction on the file.
+        ``any_thread``: the store's and its writers' connections may be used from any
+        thread, one at a time, and writers' connections start with a zero busy timeout
+        (the async backend's mode: it retries a busy commit in a worker thread with
+        ``busy_timeout``).
+        ``clock``: the current time (an aware datetime) for every time the store stamps and
+        every expiry it judges (default: the system clock).
 
         Raises :class:`StoreCorrupt` (not a raw session database), :class:`StoreTooNew`
         (written by a newer raw; left untouched).
@@ -138,6 +150,7 @@ class SessionStore:
             lock_wait=lock_wait,
             busy_timeout=busy_timeout,
             any_thread=any_thread,
+            clock=clock,
         )
 
     @property
@@ -148,7 +161,27 @@ class SessionStore:
     @property
     def expire_after(self) -> timedelta:
         """How long a session lasts without conversation activity."""
-        return self._expire_after
+        return self._expiry.after
+
+    @property
+    def expiry(self) -> Expiry:
+        """The expiry time and the clock (readers of the async backend use them)."""
+        return self._expiry
+
+    @property
+    def swept(self) -> bool:
+        """Whether this store object deleted the expired sessions already
+        (:meth:`sweep_expired`)."""
+        return self._swept
+
+    def sweep_expired(self) -> tuple[str, ...]:
+        """The first time only: delete the expired sessions (:meth:`prune`) and return
+        their ids. The store's first write calls it, so the data of an expired session is
+        gone the next time the store is opened for writing."""
+        if self._swept:
+            return ()
+        self._swept = True
+        return self.prune()
 
     @property
     def busy_timeout(self) -> float:
@@ -179,9 +212,10 @@ class SessionStore:
 
     def create(self, title: str = "", cwd: str | None = None) -> SessionInfo:
         """A new, empty session with a fresh stable id; ``cwd`` is the folder its tools
-        run in, when known."""
+        run in, when known. The store's first write deletes the expired sessions first."""
+        self.sweep_expired()
         session_id = new_session_id()
-        now = now_ms()
+        now = self._expiry.now_ms()
         with write_transaction(self._connection, self._path) as connection:
             (last_key,) = connection.execute(  # SQLite gives the next key after both
                 "SELECT max((SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
@@ -204,23 +238,29 @@ class SessionStore:
         )
 
     def info(self, session_id: str) -> SessionInfo:
-        """One session's title, cwd and times; :class:`SessionNotFound` if there is none."""
+        """One session's title, cwd and times; :class:`SessionNotFound` if there is none,
+        :class:`SessionExpired` if it expired."""
+        return self._info(session_id, self._expiry.check)
+
+    def _info(self, session_id: str, check: Callable[[str, int], None] | None) -> SessionInfo:
         if not is_session_id(session_id):
             raise not_found(session_id)
         with read_transaction(self._connection, self._path) as connection:
-            info = info_row(connection, session_id)
+            info = info_row(connection, session_id, check)
         if info is None:
             raise not_found(session_id)
         return info
 
     def list_sessions(self, *, limit: int | None = None) -> tuple[SessionInfo, ...]:
-        """Sessions, most recent activity first (listing does not renew them)."""
-        return list_sessions_on(self._connection, self._path, limit=limit)
+        """Sessions that have not expired, most recent activity first (listing does not
+        renew them)."""
+        return list_sessions_on(self._connection, self._path, limit=limit, expiry=self._expiry)
 
     def open_reader(self, session_id: str) -> SessionReader:
-        """Read a session without locking it; :class:`SessionNotFound` if there is none."""
+        """Read a session without locking it; :class:`SessionNotFound` if there is none,
+        :class:`SessionExpired` if it expired (also later, for each read)."""
         self.info(session_id)
-        return SessionReader(self._connection, self._path, session_id)
+        return SessionReader(self._connection, self._path, session_id, self._expiry)
 
     def lock_path(self, session_id: str) -> Path:
         """The lock file of a session (its id is checked to be one first)."""
@@ -235,9 +275,14 @@ class SessionStore:
 
         Another writer (in any process) makes this wait up to ``wait`` seconds (default:
         the store's ``lock_wait``), then raise :class:`SessionLocked`. A crashed writer's
-        lock is released by the operating system.
+        lock is released by the operating system. An expired session is refused with
+        :class:`SessionExpired` (nothing revives it); the store's first write deletes the
+        expired sessions.
         """
-        self.info(session_id)  # before a lock file is made for it
+        try:
+            self.info(session_id)  # before a lock file is made for it
+        finally:
+            self.sweep_expired()
         lock = _lock.acquire(
             self.lock_path(session_id), session_id=session_id, wait=self.lock_wait_for(wait)
         )
@@ -260,8 +305,10 @@ class SessionStore:
         try:
             with read_transaction(connection, self._path):
                 row = connection.execute(
-                    "SELECT key FROM sessions WHERE id = ?", (session_id,)
+                    "SELECT key, last_activity FROM sessions WHERE id = ?", (session_id,)
                 ).fetchone()
+                if row is not None:  # it may have expired while we waited for the lock
+                    self._expiry.check(session_id, row[1])
                 last = 0 if row is None else last_seq(connection, row[0])
             if row is not None:
                 self._wal_name.make_durable()
@@ -283,13 +330,14 @@ class SessionStore:
             key=row[0],
             last_seq=last,
             wal_name=self._wal_name,
+            now_ms=self._expiry.now_ms,
         )
 
     def delete(self, session_id: str, *, wait: float | None = None) -> None:
         """Delete a session and everything it holds (its requests too). Needs the session's
         lock, so an open writer (even in this process) makes this raise
-        :class:`SessionLocked`."""
-        self.info(session_id)
+        :class:`SessionLocked`. An expired session can be deleted too."""
+        self._info(session_id, None)
         lock = _lock.acquire(
             self.lock_path(session_id), session_id=session_id, wait=self.lock_wait_for(wait)
         )
@@ -320,13 +368,12 @@ class SessionStore:
 
     def prune(self, now: datetime | None = None) -> tuple[str, ...]:
         """Delete the sessions whose last activity is older than ``expire_after`` at
-        ``now`` (default: the current time); returns their ids.
+        ``now`` (default: the clock's time); returns their ids.
 
         Safe while other processes use the store: a session whose lock is held (it is
         being written) is skipped, and one that was renewed meanwhile is kept.
         """
-        moment = now_ms() if now is None else to_ms(now)
-        cutoff = moment - int(self._expire_after.total_seconds() * 1000)
+        cutoff = self._expiry.cutoff(None if now is None else to_ms(now))
         with read_transaction(self._connection, self._path) as connection:
             candidates = [
                 session_id
@@ -356,7 +403,13 @@ class SessionStore:
         self, session_id: str, *, pending_only: bool = True
     ) -> tuple[PendingRequest, ...]:
         """A session's requests, oldest first (only the pending ones by default)."""
-        return list_requests_on(self._connection, self._path, session_id, pending_only=pending_only)
+        return list_requests_on(
+            self._connection,
+            self._path,
+            session_id,
+            pending_only=pending_only,
+            expiry=self._expiry,
+        )
 
     def answer_request(self, request_id: str, answer: ApprovalAnswer) -> PendingRequest:
         """Answer a pending request from any process, holding no session lock: the first
@@ -367,7 +420,7 @@ class SessionStore:
             raise _requests.not_found(request_id)
         with write_transaction(self._connection, self._path) as connection:
             request, taken = _requests.answer_request(
-                connection, request_id, answer, now_ms(), self._path
+                connection, request_id, answer, self._expiry.now_ms(), self._path
             )
         if not taken:
             raise _requests.not_pending(request)
@@ -378,15 +431,16 @@ class SessionStore:
 
 
 def list_sessions_on(
-    connection: sqlite3.Connection, path: Path, *, limit: int | None
+    connection: sqlite3.Connection, path: Path, *, limit: int | None, expiry: Expiry
 ) -> tuple[SessionInfo, ...]:
     """:meth:`SessionStore.list_sessions` on ``connection``."""
     if limit is not None and limit < 0:
         raise ValueError(f"expected a limit of zero or more, found {limit}")
     with read_transaction(connection, path):
         rows = connection.execute(
-            f"SELECT {INFO_COLUMNS} FROM sessions ORDER BY last_activity DESC, id DESC LIMIT ?",
-            (-1 if limit is None else limit,),
+            f"SELECT {INFO_COLUMNS} FROM sessions WHERE last_activity >= ?"
+            " ORDER BY last_activity DESC, id DESC LIMIT ?",
+            (expiry.cutoff(), -1 if limit is None else limit),
         ).fetchall()
     return tuple(info_from_row(row) for row in rows)
 
@@ -400,15 +454,21 @@ def get_request_on(connection: sqlite3.Connection, path: Path, request_id: str) 
 
 
 def list_requests_on(
-    connection: sqlite3.Connection, path: Path, session_id: str, *, pending_only: bool
+    connection: sqlite3.Connection,
+    path: Path,
+    session_id: str,
+    *,
+    pending_only: bool,
+    expiry: Expiry,
 ) -> tuple[PendingRequest, ...]:
     """:meth:`SessionStore.list_requests` on ``connection``."""
     if not is_session_id(session_id):
         raise not_found(session_id)
     with read_transaction(connection, path):
         found = connection.execute(
-            "SELECT key FROM sessions WHERE id = ?", (session_id,)
+            "SELECT key, last_activity FROM sessions WHERE id = ?", (session_id,)
         ).fetchone()
         if found is None:
             raise not_found(session_id)
+        expiry.check(session_id, found[1])
         return _requests.list_requests(connection, found[0], pending_only=pending_only, path=path)

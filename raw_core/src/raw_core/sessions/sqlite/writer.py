@@ -15,7 +15,7 @@ store's real busy timeout.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -98,8 +98,10 @@ class SessionWriter(SessionReader):
         key: int,
         last_seq: int,
         wal_name: WalName,
+        now_ms: Callable[[], int] = now_ms,
     ) -> None:
         super().__init__(connection, path, session_id)
+        self._now_ms = now_ms  # the store's clock: what it stamps
         self._lock = lock
         self._wal_name = wal_name
         self._key = key
@@ -146,7 +148,7 @@ class SessionWriter(SessionReader):
         ]
         if not rows:
             return
-        now = now_ms()
+        now = self._now_ms()
         first = self._last_seq + 1
         if first + len(rows) > self._seq_limit:
             raise StorageFull(
@@ -197,7 +199,7 @@ class SessionWriter(SessionReader):
         body = dumps_message(summary)
         sid = self._session_id
         with write_transaction(self._connection, self._path) as connection:
-            self._touch(connection, now_ms())
+            self._touch(connection, self._now_ms())
             rows = context_rows(connection, sid)
             if replace_first > len(rows):
                 raise ValueError(
@@ -259,7 +261,7 @@ class SessionWriter(SessionReader):
         _requests.check_closing(state, answer)
         with write_transaction(self._connection, self._path) as connection:
             return _requests.close_request(
-                connection, self._key, request_id, state, answer, now_ms(), self._path
+                connection, self._key, request_id, state, answer, self._now_ms(), self._path
             )
 
     def end_turn(self) -> None:
