@@ -287,3 +287,34 @@ async def test_called_directly_a_fired_signal_reports_cancelled_and_skips(
     assert "[2/2] skipped: touch never\nnot run: the call was cancelled during command 1" in text
     assert all_gone(pids_in(work / "pid"))
     assert not (work / "never").exists()
+
+
+@pytest.mark.anyio
+async def test_a_batch_past_the_handler_limit_keeps_its_finished_rows(
+    tmp_path: Path, work: Path
+) -> None:
+    """The agent's ``handler_timeout_ms`` stops the call mid-batch: the row that finished
+    reports its result, the running command is killed and reported as timed out, and the
+    rest are skipped, so the model can tell what already ran."""
+    config = tmp_path / "limited.json"
+    config.write_text(
+        json.dumps(
+            {"agents": {"test": {"tools": {"use": ["builtin/bash"]}, "handler_timeout_ms": 3000}}}
+        ),
+        encoding="utf-8",
+    )
+    host = PluginHost()
+    host.load_entry_points()
+    agent = load_agent(load_config(config), host=host)
+    dispatcher = agent.dispatcher(host=None, cwd=work)
+    result = await run(dispatcher, "touch a", "echo $$ > pid; exec sleep 30", "touch b")
+    text = result.text()
+    assert result.code == "timeout"
+    assert text.startswith("error [timeout]: the call did not finish within 3 s")
+    assert "[1/3] ok: touch a\nexit code 0 (" in text
+    assert "[2/3] error (timeout): echo $$ > pid; exec sleep 30\n" in text
+    assert "[3/3] skipped: touch b\n" in text
+    assert (work / "a").exists()
+    assert not (work / "b").exists()
+    assert all_gone(pids_in(work / "pid"))
+    assert "".join(block["text"] for block in result.full_content) == text

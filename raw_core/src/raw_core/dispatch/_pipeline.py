@@ -9,7 +9,8 @@
 5. PreToolUse check hooks, which may only tighten (``hook_denied``, ``hook_failed``);
 6. approval, when a rule or hook asks (``approval_denied``, ``approval_unavailable``);
 7. the handler, wrapped in the plug-ins' call middlewares (``handler_error``, ``tool_error``,
-   ``cancelled``, ``timeout``).
+   ``cancelled``, ``timeout``); a batch stopped at the time limit still reports the rows
+   that finished (:mod:`raw_core.dispatch._partial`).
 
 A failure at any step stops the call before the next and becomes a :class:`ToolResult` the
 model can read; no exception escapes to the caller except a cancellation of the caller's
@@ -30,6 +31,7 @@ import anyio
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
+from raw_core.dispatch._partial import stopped_batch
 from raw_core.dispatch._support import (
     ALLOW,
     AllowAll,
@@ -374,7 +376,19 @@ class Dispatcher:
         invoke: Callable[[], Awaitable[Any]] = call_handler
         for name, middleware in reversed(middlewares):
             invoke = wrap_middleware(middleware, name, info, invoke)
-        returned = await self._guard(signal, self.handler_timeout, invoke())
+        try:
+            returned = await self._guard(signal, self.handler_timeout, invoke())
+        except Timeout as error:
+            stopped = stopped_batch(
+                error,
+                context.progress,
+                limit=self.handler_timeout,
+                effects=info.effects,
+                max_output_bytes=self.max_output_bytes,
+            )
+            if stopped is None:
+                raise
+            return stopped
         return self._result(returned, info.effects)
 
     def _result(self, returned: Any, effects: Any) -> ToolResult:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         ToolManifest,
         parse_manifest,
     )
+    from raw_core.tools.progress import BatchProgress
     from raw_core.tools.registry import (
         Registry,
         ToolDefinition,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "BatchEntry": "raw_core.tools.results",
+    "BatchProgress": "raw_core.tools.progress",
     "BatchResult": "raw_core.tools.results",
     "CLOSE_TIMEOUT": "raw_core.tools.sources",
     "ConditionSource": "raw_core.tools.manifest",
@@ -107,6 +109,7 @@ __all__ = [
     "MAX_PANELS",
     "RESERVED_SOURCES",
     "BatchEntry",
+    "BatchProgress",
     "BatchResult",
     "ConditionSource",
     "FolderSource",

@@ -20,6 +20,7 @@ import attrs
 
 from raw_core.frozen import thaw
 from raw_core.sessions.messages import CallSource, ToolCall
+from raw_core.tools.progress import BatchProgress
 
 __all__ = [
     "HOOK_PROTOCOL_VERSION",
@@ -169,7 +170,9 @@ class ToolContext:
     """What a handler and ``describe_effects`` receive beside the arguments: the session's
     working directory, the call's id, identity and result cap, its cancellation signal, and
     the agent's variables (a :class:`VarReader`) and skills (a :class:`SkillReader`), or
-    None where the caller has none (a dispatcher built without them)."""
+    None where the caller has none (a dispatcher built without them). ``progress`` is where
+    a batch handler announces its entries (:class:`~raw_core.tools.progress.BatchProgress`),
+    so a call stopped at its time limit still reports the rows that finished."""
 
     cwd: str
     tool_call_id: str
@@ -178,6 +181,7 @@ class ToolContext:
     signal: CancellationSignal
     vars: VarReader | None = None
     skills: SkillReader | None = None
+    progress: BatchProgress = attrs.field(factory=BatchProgress)
 
 
 @attrs.frozen(kw_only=True)

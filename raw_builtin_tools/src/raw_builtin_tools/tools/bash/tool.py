@@ -4,9 +4,11 @@ Each command runs as ``bash -c COMMAND`` in the session's working directory, wit
 from ``/dev/null``, in a process group of its own (:func:`raw_builtin_tools.toolkit.run_command`). A
 nonzero exit is an ordinary result and the next command still runs. A command that runs
 past its ``timeout_ms`` (default 120 s, at most 10 minutes) has its whole process group
-killed, and the commands after it are skipped. The first 1 MiB of stdout and of stderr is
-kept; the rest is counted and dropped. The dispatcher's shared cap then limits what the
-model receives.
+killed, and the commands after it are skipped. The same happens when the dispatcher stops
+the whole call at the agent's ``handler_timeout_ms``: the commands are announced up front
+(``context.progress``), so the dispatcher reports the rows that finished. The first 1 MiB
+of stdout and of stderr is kept; the rest is counted and dropped. The dispatcher's shared
+cap then limits what the model receives.
 
 The handler is ``async`` and runs on the event loop rather than in a worker thread: a
 cancellation (``context.signal``, or the dispatcher cancelling the call) then arrives at
@@ -85,12 +87,14 @@ def _body(outcome: Outcome) -> str:
 
 
 async def handler(args: Mapping[str, Any], context: ToolContext) -> BatchResult:
-    """Run the commands in order; a timeout or cancellation skips the rest."""
+    """Run the commands in order; a timeout or cancellation skips the rest. The rows are
+    announced first (``context.progress``), so a call the dispatcher stops at its own time
+    limit still reports the commands that finished."""
     shell = shutil.which("bash") or "/bin/bash"
-    batch = BatchResult()
+    labels = [_label(entry["command"]) for entry in args["commands"]]
+    batch = context.progress.start(labels)
     stop: str | None = None
-    for index, entry in enumerate(args["commands"]):
-        label = _label(entry["command"])
+    for index, (entry, label) in enumerate(zip(args["commands"], labels, strict=True)):
         if stop is None and context.signal.cancelled:
             stop = "not run: the call was cancelled"
         if stop is not None:
