@@ -1,19 +1,27 @@
 """Time limits in the pipeline: a batch stopped at the handler's limit keeps the rows that
-finished (spec 001, "Batch rules": a timeout stops the running entry and skips the rest)."""
+finished (spec 001, "Batch rules": a timeout stops the running entry and skips the rest),
+and effect descriptors are bounded (spec 000: "Effect descriptors must be synchronous and
+bounded"): a descriptor of a tool outside raw runs off the event loop under a deadline."""
 
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
+from raw_core import ToolFolder, hookimpl
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
+from raw_core.errors import EffectsInvalid
+from raw_core.frozen import thaw
 from raw_core.plugins import PluginHost
-from raw_core.tools.calls import ToolCall
+from raw_core.tools.calls import CancellationSignal, ToolCall
+from raw_core.tools.loader import ToolLoader
 
 pytestmark = pytest.mark.anyio
 
@@ -53,12 +61,55 @@ async def handler(args, context):
     await anyio.sleep_forever()
 """
 
+SLOW_EFFECTS = """
+import threading
+GATE = threading.Event()
+ENTERED = threading.Event()
+LEFT = threading.Event()
+RAN = []
+
+def describe_effects(args, context):
+    ENTERED.set()
+    GATE.wait(5)
+    LEFT.set()
+    return {"files": []}
+
+async def handler(args, context):
+    RAN.append(context.tool_call_id)
+    return {"content": [{"type": "text", "text": "ran"}]}
+"""
+
+QUICK_EFFECTS = """
+def describe_effects(args, context):
+    return {"files": []}
+
+async def handler(args, context):
+    return {"content": [{"type": "text", "text": "ran"}]}
+"""
+
+QUICK = """
+async def handler(args, context):
+    return {"content": [{"type": "text", "text": "quick"}]}
+"""
+
+EFFECTS = {
+    "type": "object",
+    "properties": {"files": {"type": "array"}},
+    "required": ["files"],
+}
+
 
 def dispatcher_for(
     tmp_path: Path, make_tool: Any, tools: dict[str, str], **options: Any
 ) -> Dispatcher:
     for name, code in tools.items():
-        make_tool(name, root=tmp_path / "tools", code=code)
+        has_effects = "def describe_effects" in code
+        make_tool(
+            name,
+            root=tmp_path / "tools",
+            code=code,
+            effects_schema=EFFECTS if has_effects else None,
+        )
     path = tmp_path / "raw.json"
     use = [f"agent/{name}" for name in tools]
     path.write_text(json.dumps({"agents": {"a": {"tools": {"use": use}}}}), encoding="utf-8")
@@ -136,3 +187,186 @@ async def test_a_handler_that_announces_no_rows_still_ends_as_a_plain_timeout(
     result = await dispatcher.dispatch(call("plain"))
     assert result.code == "timeout"
     assert result.text() == "error [timeout]: the call did not finish within 0.5 s"
+
+
+# --- effect descriptors are bounded ------------------------------------------------------
+
+
+async def test_a_slow_descriptor_stops_the_call_before_the_handler(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    dispatcher = dispatcher_for(tmp_path, make_tool, {"slow": SLOW_EFFECTS}, effects_timeout=0.2)
+    module = globals_of(dispatcher, "slow")
+    try:
+        result = await dispatcher.dispatch(call("slow"))
+        assert not module["LEFT"].is_set()  # it was stopped waiting, not waited for
+    finally:
+        module["GATE"].set()
+    assert result.code == "effects_invalid"
+    assert result.message is not None
+    assert "did not return within its deadline of 0.2 s" in result.message
+    assert module["RAN"] == []
+
+
+async def test_a_slow_descriptor_does_not_stall_other_calls(tmp_path: Path, make_tool: Any) -> None:
+    dispatcher = dispatcher_for(
+        tmp_path, make_tool, {"slow": SLOW_EFFECTS, "quick": QUICK}, effects_timeout=WAIT
+    )
+    module = globals_of(dispatcher, "slow")
+    results: dict[str, Any] = {}
+    blocked_while_quick_ran: list[bool] = []
+
+    async def slow() -> None:
+        results["slow"] = await dispatcher.dispatch(call("slow", "call-slow"))
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(slow)
+            assert await anyio.to_thread.run_sync(module["ENTERED"].wait, WAIT)
+            results["quick"] = await dispatcher.dispatch(call("quick", "call-quick"))
+            blocked_while_quick_ran.append(not module["LEFT"].is_set())
+            module["GATE"].set()
+    finally:
+        module["GATE"].set()
+    assert blocked_while_quick_ran == [True]
+    assert results["quick"].text() == "quick"
+    assert results["slow"].text() == "ran"  # released in time, it goes on as usual
+    assert module["RAN"] == ["call-slow"]
+
+
+async def test_a_descriptor_that_exits_or_is_cancelled_stops_only_its_call(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    exiting = QUICK_EFFECTS.replace('    return {"files": []}', "    raise SystemExit(3)")
+    dispatcher = dispatcher_for(
+        tmp_path, make_tool, {"slow": SLOW_EFFECTS, "exiting": exiting}, effects_timeout=WAIT
+    )
+    result = await dispatcher.dispatch(call("exiting"))
+    assert result.code == "effects_invalid"
+    assert result.message == "describe_effects raised SystemExit: 3"
+    module = globals_of(dispatcher, "slow")
+    signal = CancellationSignal()
+    results: list[Any] = []
+
+    async def slow() -> None:
+        results.append(await dispatcher.dispatch(call("slow"), signal=signal))
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(slow)
+            assert await anyio.to_thread.run_sync(module["ENTERED"].wait, WAIT)
+            signal.cancel("the user pressed stop")
+    finally:
+        module["GATE"].set()
+    assert results[0].code == "cancelled"
+    assert module["RAN"] == []
+
+
+async def test_prepare_bounds_the_descriptor_too(tmp_path: Path, make_tool: Any) -> None:
+    """``raw policy explain`` prepares calls without running them: same deadline."""
+    dispatcher = dispatcher_for(tmp_path, make_tool, {"slow": SLOW_EFFECTS}, effects_timeout=0.2)
+    module = globals_of(dispatcher, "slow")
+    tool = dispatcher.registry.by_name("slow")
+    try:
+        with pytest.raises(EffectsInvalid, match=r"deadline of 0\.2 s"):
+            await dispatcher.prepare(tool, call("slow"))
+    finally:
+        module["GATE"].set()
+
+
+async def test_built_in_descriptors_run_inline_and_others_in_a_daemon_thread(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    """The same descriptor shipped by the ``builtin`` plug-in runs on the event loop's
+    thread, and as a local tool in a daemon thread."""
+    code = QUICK_EFFECTS.replace(
+        '    return {"files": []}',
+        "    import threading\n"
+        "    THREADS.append(threading.current_thread())\n"
+        '    return {"files": []}',
+    )
+    code = "THREADS = []\n" + code
+    shipped = make_tool("probe", root=tmp_path / "shipped", code=code, effects_schema=EFFECTS)
+    make_tool("probe", root=tmp_path / "tools", code=code, effects_schema=EFFECTS)
+
+    class Builtin:
+        @hookimpl
+        def raw_register_tools(self) -> list[ToolFolder]:
+            return [ToolFolder(path=shipped)]
+
+    host = PluginHost()
+    host.register(Builtin(), name="builtin")
+    path = tmp_path / "raw.json"
+    threads: dict[str, list[threading.Thread]] = {}
+    for identity in ("builtin/probe", "agent/probe"):
+        path.write_text(
+            json.dumps({"agents": {"a": {"tools": {"use": [identity]}}}}), encoding="utf-8"
+        )
+        agent = load_agent(load_config(path), host=host)
+        dispatcher = Dispatcher(agent.registry, cwd=str(tmp_path))
+        result = await dispatcher.dispatch(call("probe"))
+        assert result.text() == "ran"
+        threads[identity] = globals_of(dispatcher, "probe")["THREADS"]
+    assert threads["builtin/probe"] == [threading.current_thread()]
+    (thread,) = threads["agent/probe"]
+    assert thread is not threading.current_thread()
+    assert thread.daemon
+
+
+async def test_the_inputs_of_built_in_descriptors_are_bounded_before_step_3(
+    tmp_path: Path,
+) -> None:
+    """What docs/pipeline.md lists as the bounds of built-in descriptors: arguments over
+    4 MiB or nested deeper than 64, more than 16 operations, or a patch of more than 16
+    file operations are refused at step 2, so the descriptor never sees them."""
+    path = tmp_path / "raw.json"
+    path.write_text(
+        json.dumps({"agents": {"a": {"tools": {"use": ["builtin/write_file"]}}}}),
+        encoding="utf-8",
+    )
+    host = PluginHost()
+    host.load_entry_points()
+    agent = load_agent(load_config(path), host=host)
+    dispatcher = Dispatcher(agent.registry, cwd=str(tmp_path))
+    operation = {"op": "overwrite", "path": "a", "content": ""}
+    huge = {"operations": [{"op": "overwrite", "path": "a", "content": "x" * (4 * 1024 * 1024)}]}
+    deep: Any = "x"
+    for _ in range(70):
+        deep = [deep]
+    patch = "*** Begin Patch\n"
+    patch += "".join(f"*** Delete File: f{i}\n" for i in range(17)) + "*** End Patch\n"
+    for arguments in (
+        huge,
+        {"operations": [operation], "deep": deep},
+        {"operations": [operation] * 17},
+        {"patch": patch},
+    ):
+        text = json.dumps(arguments)
+        result = await dispatcher.dispatch(ToolCall(id="w", name="write_file", arguments=text))
+        assert result.code == "invalid_arguments", result.text()
+        assert result.effects is None
+    assert not (tmp_path / "a").exists()
+    within = {"operations": [{"op": "overwrite", "path": "a", "content": ""}] * 16}
+    tool = dispatcher.registry.by_name("write_file")
+    prepared = await dispatcher.prepare(
+        tool, ToolCall(id="w", name="write_file", arguments=json.dumps(within))
+    )
+    assert thaw(prepared.effects) == {
+        "files": [{"path": str(tmp_path / "a"), "operation": "write"}]
+    }
+
+
+def test_every_built_in_descriptor_is_listed_with_its_bounds() -> None:
+    pipeline = (Path(__file__).parents[2] / "docs" / "pipeline.md").read_text(encoding="utf-8")
+    bounds = pipeline.split("### Built-in descriptors", 1)[1].split("\n## ", 1)[0]
+    host = PluginHost()
+    host.load_entry_points()
+    loader = ToolLoader()
+    described = [
+        f"builtin/{name}"
+        for name, folder in host.tool_folders()["builtin"].items()
+        if loader.load(folder.path, identity=f"builtin/{name}").describe_effects is not None
+    ]
+    assert described == ["builtin/write_file"]
+    for identity in described:
+        assert f"`{identity}`" in bounds

@@ -70,7 +70,7 @@ async def explain_call(
         if isinstance(arguments, str)
         else ToolCall.with_arguments(id="explain", name=tool.name, arguments=arguments)
     )
-    prepared = dispatcher.prepare(tool, call)
+    prepared = await dispatcher.prepare(tool, call)
     by_rules = agent.policy.explain(identity, prepared.arguments, prepared.effects)
     hooks: list[HookAnswer] = []
     final = Verdict(decision=by_rules.verdict)

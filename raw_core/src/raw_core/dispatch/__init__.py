@@ -13,6 +13,7 @@ from raw_core._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from raw_core.dispatch._pipeline import (
+        DEFAULT_EFFECTS_TIMEOUT,
         DEFAULT_HANDLER_TIMEOUT,
         DEFAULT_MAX_ARGUMENT_BYTES,
         Dispatcher,
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "CallOutcome": "raw_core.dispatch.finished",
+    "DEFAULT_EFFECTS_TIMEOUT": "raw_core.dispatch._pipeline",
     "DEFAULT_HANDLER_TIMEOUT": "raw_core.dispatch._pipeline",
     "DEFAULT_MAX_ARGUMENT_BYTES": "raw_core.dispatch._pipeline",
     "Dispatcher": "raw_core.dispatch._pipeline",
@@ -38,6 +40,7 @@ __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 
 __all__ = [
+    "DEFAULT_EFFECTS_TIMEOUT",
     "DEFAULT_HANDLER_TIMEOUT",
     "DEFAULT_MAX_ARGUMENT_BYTES",
     "CallOutcome",

@@ -5,6 +5,8 @@
    (``invalid_arguments``); then they are frozen;
 3. intended effects, when the tool declares them: ``describe_effects`` must be synchronous
    and must not raise, and its result must satisfy ``effects_schema`` (``effects_invalid``);
+   a tool outside raw gets ``effects_timeout`` seconds, off the event loop
+   (:mod:`raw_core.dispatch._effects`);
 4. policy: the agent's rules, last match wins (``denied``; an ask goes on);
 5. PreToolUse check hooks, which may only tighten (``hook_denied``, ``hook_failed``);
 6. approval, when a rule or hook asks (``approval_denied``, ``approval_unavailable``);
@@ -31,6 +33,7 @@ import anyio
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
+from raw_core.dispatch._effects import DEFAULT_EFFECTS_TIMEOUT, describe
 from raw_core.dispatch._partial import stopped_batch
 from raw_core.dispatch._support import (
     ALLOW,
@@ -47,7 +50,6 @@ from raw_core.errors import (
     ApprovalUnavailable,
     Cancelled,
     Denied,
-    EffectsInvalid,
     HandlerError,
     InvalidArguments,
     RawError,
@@ -86,6 +88,7 @@ from raw_core.tools.results import (
 )
 
 __all__ = [
+    "DEFAULT_EFFECTS_TIMEOUT",
     "DEFAULT_HANDLER_TIMEOUT",
     "DEFAULT_MAX_ARGUMENT_BYTES",
     "Dispatcher",
@@ -109,7 +112,8 @@ class Dispatcher:
     :class:`~raw_core.errors.RawError`: the call then ends with that error's code.
     ``observers`` receive a detached copy of each finished call, as do plug-ins'
     ``raw_session_event`` hooks unless ``hook_events`` is false (the agent loop turns it off:
-    it reports calls to those hooks in its own events).
+    it reports calls to those hooks in its own events). ``effects_timeout`` bounds the
+    ``describe_effects`` of a tool outside raw (seconds; None: no deadline).
     """
 
     def __init__(
@@ -128,6 +132,7 @@ class Dispatcher:
         vars: VarReader | None = None,
         skills: SkillReader | None = None,
         hook_events: bool = True,
+        effects_timeout: float | None = DEFAULT_EFFECTS_TIMEOUT,
     ) -> None:
         self.registry = registry
         self.policy: PolicyView = policy if policy is not None else AllowAll()
@@ -143,6 +148,7 @@ class Dispatcher:
         self.skills = skills
         self._async_handlers: dict[str, bool] = {}
         self.hook_events = hook_events
+        self.effects_timeout = effects_timeout
 
     def _is_async(self, tool: LoadedTool) -> bool:
         """Whether the handler is ``async def`` (asked once per tool, then remembered)."""
@@ -180,7 +186,7 @@ class Dispatcher:
             if signal.cancelled:
                 raise Cancelled("the call was cancelled before it started")
             tool = self.select(call.name)
-            prepared = self.prepare(tool, call, signal)
+            prepared = await self.prepare(tool, call, signal)
             arguments, effects = prepared.arguments, prepared.effects
             context, info = prepared.context, prepared.info
             verdict = self._decide(tool, arguments, effects)
@@ -217,24 +223,28 @@ class Dispatcher:
             result=result.capped(self.max_output_bytes) if result.is_error else result,
         )
 
-    def prepare(
+    async def prepare(
         self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal | None = None
     ) -> PreparedCall:
         """Steps 2 and 3 for ``tool``: the arguments parsed, validated and frozen, the
         context the handler will get, and the intended effects, validated. Raises
-        ``invalid_arguments`` or ``effects_invalid``. A turn, ``raw tools call`` and
+        ``invalid_arguments``, ``effects_invalid`` (also when a descriptor outside raw
+        runs past ``effects_timeout``) or ``cancelled``. A turn, ``raw tools call`` and
         ``raw policy explain`` all prepare calls here."""
         arguments = self._validate(tool, call.arguments)
+        signal = signal if signal is not None else CancellationSignal()
         context = ToolContext(
             cwd=self.cwd,
             tool_call_id=call.id,
             identity=tool.identity,
             max_output_bytes=self.max_output_bytes,
-            signal=signal if signal is not None else CancellationSignal(),
+            signal=signal,
             vars=self.vars,
             skills=self.skills,
         )
-        effects = self._effects(tool, arguments, context)
+        effects = await describe(
+            tool, arguments, context, limit=self.effects_timeout, signal=signal
+        )
         info = CallInfo(
             identity=tool.identity,
             name=tool.name,
@@ -279,31 +289,6 @@ class Dispatcher:
             if problem is not None:
                 raise InvalidArguments(str(problem), field="$")
         return frozen
-
-    @staticmethod
-    def _effects(tool: LoadedTool, arguments: Any, context: ToolContext) -> Any:
-        if tool.describe_effects is None:
-            return None
-        try:
-            effects = tool.describe_effects(arguments, context)
-        except Exception as exc:
-            raise EffectsInvalid(
-                f"describe_effects raised {type(exc).__name__}: {exc}", field="$"
-            ) from None
-        if inspect.isawaitable(effects):
-            if inspect.iscoroutine(effects):
-                effects.close()
-            raise EffectsInvalid(
-                "describe_effects must be synchronous; it returned an awaitable", field="$"
-            )
-        assert tool.effects_validator is not None  # the loader guarantees it
-        try:
-            tool.effects_validator.validate(effects)
-        except SchemaValidationError as exc:
-            raise EffectsInvalid(
-                f"the effects break effects_schema: {exc.path}: {exc.message}", field=exc.path
-            ) from None
-        return freeze(effects)
 
     def _decide(self, tool: LoadedTool, arguments: Any, effects: Any) -> Verdict:
         decision = self.policy.decide(tool.identity, arguments, effects)
