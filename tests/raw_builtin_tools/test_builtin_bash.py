@@ -317,4 +317,4 @@ async def test_a_batch_past_the_handler_limit_keeps_its_finished_rows(
     assert (work / "a").exists()
     assert not (work / "b").exists()
     assert all_gone(pids_in(work / "pid"))
-    assert "".join(block["text"] for block in result.full_content) == text
+    assert result.full_text() == text

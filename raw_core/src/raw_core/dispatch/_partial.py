@@ -14,6 +14,7 @@ from __future__ import annotations
 import attrs
 
 from raw_core.errors import RawError, Timeout
+from raw_core.sessions.blocks import TextBlock
 from raw_core.tools.progress import BatchProgress
 from raw_core.tools.results import BatchResult, ToolResult
 
@@ -52,7 +53,7 @@ def stopped_batch(
     plain = ToolResult.from_error(error, effects=effects)
     return attrs.evolve(
         plain,
-        content=({"type": "text", "text": head + model_text},),
-        full_content=({"type": "text", "text": head + full_text},),
+        content=(TextBlock(text=head + model_text),),
+        full_content=(TextBlock(text=head + full_text),),
         truncated=truncated,
     )
