@@ -1,11 +1,18 @@
-"""Shared fixtures: real tool folders in temporary directories, and empty plug-in hosts."""
+"""Shared fixtures: real tool folders in temporary directories, empty plug-in hosts, the
+``raw`` console script (never looked up on PATH), the processes a test starts (none left
+behind), and prerequisites such as Node.js (a skip, except under CI, where it fails)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -91,3 +98,105 @@ def manifest() -> Callable[..., dict[str, Any]]:
 def host() -> PluginHost:
     """A plug-in host with no plug-ins: each test registers what it needs."""
     return PluginHost()
+
+
+# --- the raw console script -------------------------------------------------------------
+
+RAW = Path(sysconfig.get_path("scripts")) / ("raw.exe" if sys.platform == "win32" else "raw")
+"""The ``raw`` console script of the environment that runs the tests: beside its
+interpreter, never looked up on PATH, so the suite passes whatever PATH is."""
+
+
+def raw_script() -> str:
+    """:data:`RAW` as a string, checked to exist."""
+    assert RAW.is_file(), f"the raw console script is not installed: {RAW} does not exist"
+    return str(RAW)
+
+
+# --- processes a test starts ------------------------------------------------------------
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid``, read from /proc (none where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        below = children.get(pending.pop(), [])
+        found += below
+        pending += below
+    return found
+
+
+class Children:
+    """The processes a test starts, each in a process group of its own: when the test
+    ends — passed or failed — each is killed with its group and every process below it
+    (a tool's command runs in a session of its own), so no test leaves a process behind."""
+
+    def __init__(self) -> None:
+        self._pids: list[int] = []
+        self._popens: list[subprocess.Popen[Any]] = []
+
+    def popen(
+        self, args: Sequence[str | os.PathLike[str]], **options: Any
+    ) -> subprocess.Popen[Any]:
+        """``subprocess.Popen(args, start_new_session=True, **options)``, killed at the end."""
+        process = subprocess.Popen(args, start_new_session=True, **options)
+        self._popens.append(process)
+        self._pids.append(process.pid)
+        return process
+
+    def spawn(self, command: str, args: list[str], **options: Any) -> Any:
+        """``pexpect.spawn(command, args, **options)`` (a terminal of its own), killed at
+        the end."""
+        import pexpect
+
+        child = pexpect.spawn(command, args, **options)
+        self._pids.append(child.pid)
+        return child
+
+    def kill_all(self) -> None:
+        doomed: list[int] = []
+        for pid in self._pids:
+            doomed += [pid, *_descendants(pid)]
+        for pid in doomed:
+            for kill, target in ((os.killpg, pid), (os.kill, pid)):
+                try:
+                    kill(target, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        for process in self._popens:
+            process.wait()
+
+
+@pytest.fixture
+def children() -> Iterator[Children]:
+    """Start a test's processes through this, so that none outlives the test."""
+    started = Children()
+    try:
+        yield started
+    finally:
+        started.kill_all()
+
+
+# --- prerequisites ----------------------------------------------------------------------
+
+
+def under_ci() -> bool:
+    """Whether the suite runs under CI (``CI`` set, as ``.ci/run`` and CI services do)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def missing_prerequisite(reason: str) -> NoReturn:
+    """A prerequisite of the test (Node.js...) is missing: skip with ``reason`` — or, under
+    CI, fail, so that CI always runs every test."""
+    if under_ci():
+        pytest.fail(f"{reason} (a prerequisite: under CI a missing one fails the test)")
+    pytest.skip(reason)

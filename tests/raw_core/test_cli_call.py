@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 from click.testing import CliRunner
 
 from raw_core.cli import cli
+from tests.conftest import Children, raw_script
 
 EFFECT_TOOL = """
 def describe_effects(args, context):
@@ -151,17 +151,14 @@ def test_a_config_error_exits_2(tmp_path: Path) -> None:
     assert json.loads(result.output)["error"]["code"] == "config_invalid"
 
 
-def test_the_terminal_asks_and_shows_effects_apart_from_arguments(config: Path) -> None:
+def test_the_terminal_asks_and_shows_effects_apart_from_arguments(
+    config: Path, children: Children
+) -> None:
     """A real pseudo-terminal: the prompt shows the effects, then the arguments."""
-    import pty
-
-    raw = shutil.which("raw")
-    assert raw is not None
-    for answer, code in ((b"y\n", 0), (b"n\n", 1)):
-        master, slave = pty.openpty()
-        process = subprocess.Popen(
+    for answer, code in (("y", 0), ("n", 1)):
+        child = children.spawn(
+            raw_script(),
             [
-                raw,
                 "tools",
                 "call",
                 "agent/writer",
@@ -171,38 +168,26 @@ def test_the_terminal_asks_and_shows_effects_apart_from_arguments(config: Path) 
                 "--cwd",
                 str(config.parent),
             ],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            start_new_session=True,
+            encoding="utf-8",
+            timeout=60,
+            dimensions=(40, 200),
         )
-        os.close(slave)
-        seen = b""
-        while b"Run it?" not in seen:
-            seen += os.read(master, 4096)
-        os.write(master, answer)
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-        assert process.wait(timeout=30) == code
-        os.close(master)
-        text = seen.decode()
+        child.expect(r"Run it\? \[y/N\]: ")
+        text = str(child.before) + str(child.after)
+        child.sendline(answer)
+        child.expect(pexpect.EOF)
+        text += str(child.before)
+        child.close()
+        assert child.exitstatus == code, text
         assert text.index("Intended effects:") < text.index("Arguments:") < text.index("Run it?")
         assert f"{config.parent}/protected/k" in text
         assert ("wrote protected/k" in text) == (code == 0)
 
 
 def test_the_console_script_runs_the_pipeline(config: Path) -> None:
-    raw = shutil.which("raw")
-    assert raw is not None
     result = subprocess.run(
         [
-            raw,
+            raw_script(),
             "tools",
             "call",
             "agent/writer",

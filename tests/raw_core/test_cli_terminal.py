@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,9 @@ from typing import Any
 import pexpect
 import pytest
 
-RAW = shutil.which("raw")
+from tests.conftest import Children, raw_script
+
+RAW = raw_script()
 SLOW_THEN_DONE: list[dict[str, Any]] = [
     {
         "text": "Let me wait.",
@@ -36,10 +37,9 @@ def env(tmp_path: Path) -> dict[str, str]:
     return environment
 
 
-def spawn(args: list[str], env: dict[str, str], cwd: Path) -> Any:
-    assert RAW is not None, "the raw console script is not installed"
-    return pexpect.spawn(
-        RAW, args, env=env, cwd=str(cwd), encoding="utf-8", timeout=30, dimensions=(40, 200)
+def spawn(children: Children, args: list[str], env: dict[str, str], cwd: Path) -> Any:
+    return children.spawn(
+        RAW, args, env=env, cwd=str(cwd), encoding="utf-8", timeout=60, dimensions=(40, 200)
     )
 
 
@@ -60,9 +60,9 @@ def replay_config(root: Path, name: str, replies: list[dict[str, Any]]) -> Path:
 
 @pytest.mark.parametrize(("answer", "removed"), [("y", True), ("n", False)])
 def test_the_demo_asks_before_rm_and_takes_the_answer(
-    tmp_path: Path, env: dict[str, str], answer: str, removed: bool
+    tmp_path: Path, env: dict[str, str], answer: str, removed: bool, children: Children
 ) -> None:
-    child = spawn(["demo", "--dir", str(tmp_path / "demo")], env, tmp_path)
+    child = spawn(children, ["demo", "--dir", str(tmp_path / "demo")], env, tmp_path)
     child.expect("Intended effects:|Arguments:")
     child.expect(r"Run it\? \[y/N\]: ")
     assert "rm -rf old-output" in child.before
@@ -78,7 +78,6 @@ def test_the_demo_asks_before_rm_and_takes_the_answer(
 
 
 def test_the_demo_without_a_terminal_cannot_approve(tmp_path: Path, env: dict[str, str]) -> None:
-    assert RAW is not None
     result = subprocess.run(
         [RAW, "demo", "--dir", str(tmp_path / "d")],
         env=env,
@@ -92,10 +91,10 @@ def test_the_demo_without_a_terminal_cannot_approve(tmp_path: Path, env: dict[st
 
 
 def test_ctrl_c_cancels_a_chat_turn_and_the_session_resumes(
-    tmp_path: Path, env: dict[str, str]
+    tmp_path: Path, env: dict[str, str], children: Children
 ) -> None:
     config = replay_config(tmp_path, "slow", SLOW_THEN_DONE)
-    child = spawn(["chat", "--config", str(config)], env, tmp_path)
+    child = spawn(children, ["chat", "--config", str(config)], env, tmp_path)
     child.expect(r"session ([0-9a-f]{32})")
     session_id = child.match.group(1)
     child.expect("you> ")
@@ -110,7 +109,6 @@ def test_ctrl_c_cancels_a_chat_turn_and_the_session_resumes(
     assert child.exitstatus == 0
 
     resumed = replay_config(tmp_path, "resume", [{"text": "Back again."}])
-    assert RAW is not None
     result = subprocess.run(
         [RAW, "sessions", "resume", session_id, "go on", "--config", str(resumed), "--json"],
         env=env,
@@ -136,9 +134,11 @@ def test_ctrl_c_cancels_a_chat_turn_and_the_session_resumes(
     ]
 
 
-def test_a_second_ctrl_c_quits_chat(tmp_path: Path, env: dict[str, str]) -> None:
+def test_a_second_ctrl_c_quits_chat(
+    tmp_path: Path, env: dict[str, str], children: Children
+) -> None:
     config = replay_config(tmp_path, "slow", SLOW_THEN_DONE)
-    child = spawn(["chat", "--config", str(config)], env, tmp_path)
+    child = spawn(children, ["chat", "--config", str(config)], env, tmp_path)
     child.expect("you> ")
     child.sendline("wait")
     child.expect("→ bash")
@@ -161,7 +161,6 @@ def test_run_reads_the_prompt_from_stdin_and_prints_json_lines(
             {"text": "It said hi."},
         ],
     )
-    assert RAW is not None
     result = subprocess.run(
         [RAW, "run", "--config", str(config), "--json"],
         env=env,
@@ -180,7 +179,6 @@ def test_run_reads_the_prompt_from_stdin_and_prints_json_lines(
 
 
 def test_run_exit_codes(tmp_path: Path, env: dict[str, str]) -> None:
-    assert RAW is not None
     failing = replay_config(tmp_path, "empty", [])
     result = subprocess.run(
         [RAW, "run", "hello", "--config", str(failing)],
@@ -206,7 +204,6 @@ def test_run_exit_codes(tmp_path: Path, env: dict[str, str]) -> None:
 
 
 def test_sessions_list_show_and_delete(tmp_path: Path, env: dict[str, str]) -> None:
-    assert RAW is not None
     config = replay_config(tmp_path, "hi", [{"text": "Hello there."}])
     subprocess.run(
         [RAW, "run", "first prompt", "--config", str(config)],
@@ -246,7 +243,6 @@ def test_sessions_list_show_and_delete(tmp_path: Path, env: dict[str, str]) -> N
 
 
 def test_help_lists_every_command() -> None:
-    assert RAW is not None
     result = subprocess.run([RAW, "--help"], capture_output=True, text=True, check=True)
     for command in ("run", "chat", "demo", "sessions", "tools", "policy", "config"):
         assert f"  {command} " in result.stdout
@@ -254,7 +250,6 @@ def test_help_lists_every_command() -> None:
 
 
 def test_sessions_prune_deletes_only_expired_sessions(tmp_path: Path, env: dict[str, str]) -> None:
-    assert RAW is not None
     config = replay_config(tmp_path, "hi", [{"text": "Hello."}])
     subprocess.run(
         [RAW, "run", "keep me", "--config", str(config)],
@@ -282,7 +277,6 @@ def test_sessions_prune_deletes_only_expired_sessions(tmp_path: Path, env: dict[
 
 
 def test_cli_inputs_that_once_crashed_are_usage_errors(tmp_path: Path, env: dict[str, str]) -> None:
-    assert RAW is not None
     huge = tmp_path / "huge.json"
     huge.write_text(
         json.dumps(
@@ -305,7 +299,6 @@ def test_cli_inputs_that_once_crashed_are_usage_errors(tmp_path: Path, env: dict
 def test_a_prompt_that_is_not_utf8_is_read_with_replacement(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    assert RAW is not None
     config = replay_config(tmp_path, "hi", [{"text": "Hello."}])
     result = subprocess.run(
         [RAW.encode(), b"run", b"caf\xe9", b"--config", bytes(config), b"--json"],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from raw_core.cli import cli
+from tests.conftest import raw_script
 
 REPO = Path(__file__).parents[2]
 QUICKSTART = REPO / "examples" / "quickstart"
@@ -130,8 +130,7 @@ def test_list_chooses_the_agent(tmp_path: Path) -> None:
 
 
 def test_the_installed_console_script_runs_without_tracebacks(tmp_path: Path) -> None:
-    raw = shutil.which("raw")
-    assert raw is not None, "the raw console script is not installed"
+    raw = raw_script()
     path = tmp_path / "raw.json"
     path.write_text("{not json")
     result = subprocess.run(

@@ -53,6 +53,7 @@ from raw_core.runtime.models import make_provider
 from raw_core.sessions.sqlite import AssistantMessage, SqliteBackend, ToolResultMessage, UserMessage
 from raw_providers import plugin
 from raw_providers._names import wire_alias
+from tests.conftest import Children, missing_prerequisite, raw_script
 
 pytestmark = pytest.mark.anyio
 
@@ -89,10 +90,14 @@ def aimock_cli() -> Path:
     """aimock's ``cli.js``: ``AIMOCK_CLI_PATH``, else installed once into the cache."""
     explicit = os.environ.get("AIMOCK_CLI_PATH")
     if explicit:
+        if shutil.which("node") is None:
+            missing_prerequisite("the aimock integration tests need Node.js on PATH")
         return Path(explicit)
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None or _node_major(node) < MIN_NODE:
-        pytest.fail(f"the aimock integration tests need Node.js {MIN_NODE} or newer and npm")
+        missing_prerequisite(
+            f"the aimock integration tests need Node.js {MIN_NODE} or newer and npm on PATH"
+        )
     root = Path(platformdirs.user_cache_dir("raw")) / "aimock"
     target = root / AIMOCK_VERSION
     cli = target / "node_modules" / "@copilotkit" / "aimock" / "dist" / "cli.js"
@@ -481,7 +486,7 @@ def test_models_check_json_and_a_refused_credential(aimock: Aimock, tmp_path: Pa
 
 
 def test_raw_run_completes_a_turn_against_aimock_on_a_terminal(
-    aimock: Aimock, tmp_path: Path
+    aimock: Aimock, tmp_path: Path, children: Children
 ) -> None:
     """``raw run`` in a real pseudo-terminal: the model (aimock, over the OpenAI-compatible
     API) asks for builtin/bash, an ask rule stops it, the user answers yes, the command
@@ -520,15 +525,14 @@ def test_raw_run_completes_a_turn_against_aimock_on_a_terminal(
             }
         )
     )
-    raw = shutil.which("raw")
-    assert raw is not None
+    raw = raw_script()
     env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"), TERM="dumb")
-    child = pexpect.spawn(
+    child = children.spawn(
         raw,
         ["run", prompt, "--config", str(config), "--cwd", str(tmp_path)],
         env=env,
         encoding="utf-8",
-        timeout=30,
+        timeout=120,  # each wait ends as soon as its text shows; this bounds a hang only
         dimensions=(40, 200),
     )
     child.expect(r"Run it\? \[y/N\]: ")
