@@ -143,8 +143,21 @@ def test_a_second_ctrl_c_quits_chat(
     child.sendline("wait")
     child.expect("→ bash")
     child.sendintr()
-    child.expect("Ctrl-C again quits|turn ended")
+    child.expect("Ctrl-C again quits")
     child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130  # ended by Ctrl-C, as the shell reports SIGINT
+    assert "Traceback" not in str(child.before)
+
+
+def test_ctrl_d_at_the_prompt_quits_chat_with_0(
+    tmp_path: Path, env: dict[str, str], children: Children
+) -> None:
+    config = replay_config(tmp_path, "hi", [{"text": "Hello."}])
+    child = spawn(children, ["chat", "--config", str(config)], env, tmp_path)
+    child.expect("you> ")
+    child.sendeof()
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

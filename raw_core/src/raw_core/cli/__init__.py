@@ -1,8 +1,8 @@
 """The reference command line, ``raw``.
 
 Exit codes (design.md): 0 success; 1 the checked thing or the call ended in an error; 2 a
-usage or config error. No traceback reaches the user for bad input: every
-:class:`~raw_core.errors.RawError` is printed as ``code: message`` (or as JSON with
+usage or config error; 130 ended by Ctrl-C. No traceback reaches the user for bad input:
+every :class:`~raw_core.errors.RawError` is printed as ``code: message`` (or as JSON with
 ``--json``).
 """
 
@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import io
 import sys
+from typing import Any
 
 import click
 
 from raw_core import __version__
+from raw_core.cli._output import EXIT_INTERRUPTED
 
 # Commands are imported under other names, so that each submodule (raw_core.cli.fork ...)
 # stays reachable as an attribute of this package.
@@ -31,7 +33,20 @@ from raw_core.cli.tools import tools as tools_group
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Raw(click.Group):
+    """The ``raw`` group: a Ctrl-C that reaches a command as ``KeyboardInterrupt`` (outside
+    the commands that receive it as an event) exits 130, as the shell reports SIGINT,
+    rather than click's "Aborted!" and 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(err=True)  # ends the terminal's ^C line
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=_Raw, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="raw", message="%(prog)s %(version)s")
 def cli() -> None:
     """raw: the tool contract of a local coding agent."""

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from raw_core.cli._output import fail
+from raw_core.cli._output import EXIT_INTERRUPTED, fail
 from raw_core.errors import RawError
 
 if TYPE_CHECKING:
     from raw_core.app import App
+    from raw_core.cli._interrupt import CtrlC
 
 __all__ = ["agent_option", "config_option", "with_app"]
 
@@ -43,18 +44,26 @@ def with_app(
     config_path: Path | None,
     as_json: bool,
     error_exit: int = 2,
+    ctrl_c: CtrlC | None = None,
     **options: Any,
 ) -> int:
     """Open the app (``options`` go to :meth:`App.open`), run ``work`` with it and return
     its exit code. A :class:`~raw_core.errors.RawError` is reported as ``code: message``
-    (or JSON) and exits ``error_exit``: 2, a usage or config error, by default."""
+    (or JSON) and exits ``error_exit``: 2, a usage or config error, by default. With
+    ``ctrl_c``, Ctrl-C is received from before the app opens until after it closed (see
+    :mod:`raw_core.cli._interrupt`); when one stops the work, the exit code is 130."""
     import anyio
 
     from raw_core.app import App
 
     async def main() -> int:
-        async with App.open(config_path, **options) as app:
-            return await work(app)
+        if ctrl_c is None:
+            async with App.open(config_path, **options) as app:
+                return await work(app)
+        code = EXIT_INTERRUPTED  # unless the work returns: Ctrl-C stopped it
+        async with ctrl_c.watch(), App.open(config_path, **options) as app:
+            code = await work(app)
+        return code
 
     try:
         return anyio.run(main)

@@ -10,11 +10,12 @@ import click
 
 from raw_core.errors import RawError
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "emit_json", "fail"]
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "emit_json", "fail"]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # ended by Ctrl-C (SIGINT), as the shell reports it: 128 + 2
 
 
 def emit_json(value: Any) -> None:

@@ -2,14 +2,13 @@
 
 Approval: on a terminal an ask shows the intended effects apart from the arguments and
 asks yes/no; with no terminal an ask ends as ``approval_unavailable``. ``-y`` answers the
-confirmations raw itself asks (none in a turn) and never an ask rule. Ctrl-C in ``chat``
-cancels the running turn cleanly (finished results are kept); a second Ctrl-C, or one at
-the prompt, quits.
+confirmations raw itself asks (none in a turn) and never an ask rule. Ctrl-C cancels the
+running turn cleanly (finished results are kept); a second Ctrl-C, or one while no turn
+runs, quits (:mod:`raw_core.cli._interrupt`). A command that Ctrl-C ended exits 130.
 """
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 import click
 
 from raw_core.cli._app import agent_option, config_option, with_app
-from raw_core.cli._output import EXIT_ERROR, EXIT_OK
+from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
 
 __all__ = ["chat", "run", "run_options"]
 
@@ -73,7 +72,9 @@ def one_turn(
     provider: Any = None,
     store_dir: Path | None = None,
 ) -> int:
-    """Run one turn and render it; the exit code (0 completed, 1 otherwise)."""
+    """Run one turn and render it; the exit code (0 completed, 130 ended by Ctrl-C, 1
+    otherwise). The session id is printed (on stderr) however the turn ended."""
+    from raw_core.cli._interrupt import CtrlC
     from raw_core.cli._render import TerminalFrontEnd
     from raw_core.cli._terminal import LineReader
 
@@ -88,6 +89,7 @@ def one_turn(
         raise click.UsageError("the prompt is empty")
     text = prompt
     front_end = TerminalFrontEnd(_renderer(as_json), LineReader() if _interactive() else None)
+    ctrl_c = CtrlC()
 
     async def work(app: Any) -> int:
         async with app.open_session(
@@ -97,13 +99,24 @@ def one_turn(
             cwd=cwd,
             title=text.strip()[:80],
         ) as session:
-            ended = await session.run_turn(text)
-            if not as_json:
-                click.echo(f"session {session.id}", err=True)
-        return EXIT_OK if ended.reason == "completed" else EXIT_ERROR
+            ctrl_c.session_id = session.id
+            try:
+                with ctrl_c.turn() as signal:
+                    ended = await session.run_turn(text, signal=signal)
+            finally:  # also when a second Ctrl-C stopped the turn
+                if not as_json:
+                    click.echo(f"session {session.id}", err=True)
+        if ended.reason == "completed":
+            return EXIT_OK
+        return EXIT_INTERRUPTED if ctrl_c.pressed else EXIT_ERROR
 
     return with_app(
-        work, config_path=config_path, as_json=as_json, provider=provider, store_dir=store_dir
+        work,
+        config_path=config_path,
+        as_json=as_json,
+        ctrl_c=ctrl_c,
+        provider=provider,
+        store_dir=store_dir,
     )
 
 
@@ -121,11 +134,18 @@ def run(
     """Run one turn of the agent with PROMPT (read from standard input when absent).
 
     Streams the answer to stdout and each tool call, with its intended effects and result,
-    to stderr. Exits 0 when the turn completed, 1 when it ended otherwise (an error,
-    max_steps, cancelled), 2 for a usage or config error.
+    to stderr. Ctrl-C cancels the turn. Exits 0 when the turn completed, 130 when Ctrl-C
+    ended it, 1 when it ended otherwise (an error, max_steps, cancelled), 2 for a usage or
+    config error.
     """
     sys.exit(
-        one_turn(prompt, config_path=config_path, agent_name=agent_name, cwd=cwd, as_json=as_json)
+        one_turn(
+            prompt,
+            config_path=config_path,
+            agent_name=agent_name,
+            cwd=cwd,
+            as_json=as_json,
+        )
     )
 
 
@@ -139,63 +159,69 @@ def conversation(
     provider: Any = None,
     store_dir: Path | None = None,
 ) -> int:
-    """The chat loop: prompt, turn, repeat; Ctrl-C cancels a turn, a second one quits."""
-    import anyio
-
+    """The chat loop: prompt, turn, repeat; Ctrl-C cancels a turn, a second one (or one at
+    the prompt) quits with 130; Ctrl-D at the prompt quits with 0."""
+    from raw_core.cli._interrupt import CtrlC
     from raw_core.cli._render import TerminalFrontEnd
     from raw_core.cli._terminal import LineReader
 
     reader = LineReader()
     front_end = TerminalFrontEnd(_renderer(as_json), reader if _interactive() else None)
+    ctrl_c = CtrlC()
 
     async def work(app: Any) -> int:
         async with app.open_session(
-            session_id, agent=agent_name, front_end=front_end, cwd=cwd, title="chat"
+            session_id,
+            agent=agent_name,
+            front_end=front_end,
+            cwd=cwd,
+            title="chat",
         ) as session:
+            ctrl_c.session_id = session.id
             click.echo(
                 f"session {session.id} — Ctrl-C cancels a turn, Ctrl-D or a second Ctrl-C quits",
                 err=True,
             )
-            state = {"turn": False, "cancelled": False}
-            async with anyio.create_task_group() as group:
-
-                async def interrupts() -> None:
-                    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-                        async for _ in signals:
-                            if state["turn"] and not state["cancelled"]:
-                                state["cancelled"] = True
-                                session.cancel("cancelled with Ctrl-C")
-                                click.echo("\n(cancelling the turn; Ctrl-C again quits)", err=True)
-                            else:
-                                group.cancel_scope.cancel()
-                                return
-
-                group.start_soon(interrupts)
-                while True:
-                    line = await reader.readline("\nyou> ")
-                    if line is None:
-                        break
-                    if not line.strip():
-                        continue
-                    state.update(turn=True, cancelled=False)
-                    await session.run_turn(line)
-                    state["turn"] = False
-                group.cancel_scope.cancel()
+            while True:
+                line = await reader.readline("\nyou> ")
+                if line is None:
+                    break
+                if not line.strip():
+                    continue
+                with ctrl_c.turn() as signal:
+                    await session.run_turn(line, signal=signal)
         return EXIT_OK
 
     return with_app(
-        work, config_path=config_path, as_json=as_json, provider=provider, store_dir=store_dir
+        work,
+        config_path=config_path,
+        as_json=as_json,
+        ctrl_c=ctrl_c,
+        provider=provider,
+        store_dir=store_dir,
     )
 
 
 @click.command("chat")
 @run_options
 def chat(
-    config_path: Path | None, agent_name: str | None, cwd: Path | None, yes: bool, as_json: bool
+    config_path: Path | None,
+    agent_name: str | None,
+    cwd: Path | None,
+    yes: bool,
+    as_json: bool,
 ) -> None:
     """Talk with the agent: one turn per line you type.
 
     Ctrl-C cancels the running turn (the session stays valid and can be resumed);
-    a second Ctrl-C, or Ctrl-D at the prompt, quits.
+    a second Ctrl-C, or one at the prompt, quits (exit 130); so does Ctrl-D at the
+    prompt (exit 0).
     """
-    sys.exit(conversation(config_path=config_path, agent_name=agent_name, cwd=cwd, as_json=as_json))
+    sys.exit(
+        conversation(
+            config_path=config_path,
+            agent_name=agent_name,
+            cwd=cwd,
+            as_json=as_json,
+        )
+    )

@@ -44,6 +44,7 @@ from raw_core.dispatch._support import (
     check_sealed,
     wrap_middleware,
 )
+from raw_core.dispatch._threads import run_in_daemon_thread
 from raw_core.dispatch.finished import CallOutcome
 from raw_core.errors import (
     ApprovalDenied,
@@ -345,8 +346,8 @@ class Dispatcher:
             try:
                 if self._is_async(tool):
                     return await tool.handler(info.arguments, context)
-                returned = await anyio.to_thread.run_sync(
-                    tool.handler, info.arguments, context, abandon_on_cancel=True
+                returned = await run_in_daemon_thread(
+                    tool.handler, info.arguments, context, name=f"raw handler {tool.identity}"
                 )
                 if inspect.isawaitable(returned):
                     return await returned

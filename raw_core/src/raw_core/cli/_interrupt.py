@@ -1,0 +1,113 @@
+"""Ctrl-C in the commands that run turns (``raw run``, ``raw chat``, ``raw sessions resume``).
+
+The first Ctrl-C while a turn runs cancels that turn cleanly: finished results are kept
+and unfinished calls are recorded as ``cancelled``. A Ctrl-C while no turn runs, or a
+second one while a cancelled turn is still ending, stops the command: the work under way
+is cancelled and the session closed; should that not end within a few seconds (a handler
+that swallows its cancellation), the process exits at once — what the session committed is
+kept, and resuming it records the unfinished calls as cancelled. Ctrl-C is received as an
+event on the loop (never as a ``KeyboardInterrupt`` in the middle of the code) from before
+the app opens until after it has closed, so the command always returns control promptly
+and with no traceback, and exits 130 (the shell's code for SIGINT) when Ctrl-C ended it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+import anyio
+import click
+
+from raw_core import CancellationSignal
+from raw_core.cli._output import EXIT_INTERRUPTED
+
+__all__ = ["CtrlC"]
+
+CANCEL_REASON = "cancelled with Ctrl-C"
+STOP_GRACE = 3.0  # seconds a stopped command may take to wind down before it exits at once
+
+
+class CtrlC:
+    """What Ctrl-C does while :meth:`watch` is open; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.count = 0  # how many times Ctrl-C was pressed
+        self.stopped = False  # whether a Ctrl-C stopped the whole block
+        self.session_id: str | None = None  # printed when the process has to exit at once
+        self._turn: CancellationSignal | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._deadline: threading.Timer | None = None
+
+    @property
+    def pressed(self) -> bool:
+        """Whether Ctrl-C was pressed at all."""
+        return self.count > 0
+
+    @contextmanager
+    def turn(self) -> Iterator[CancellationSignal]:
+        """A signal for one turn (pass it to ``run_turn``): the next Ctrl-C cancels it."""
+        turn = CancellationSignal()
+        self._turn = turn
+        try:
+            yield turn
+        finally:
+            self._turn = None
+
+    @asynccontextmanager
+    async def watch(self) -> AsyncIterator[None]:
+        """Receive Ctrl-C for the block; when one stops it, the block ends quietly (its
+        cancellation is caught here) and :attr:`stopped` is set."""
+        failure: BaseException | None = None
+        async with anyio.create_task_group() as group:
+            await group.start(self._receive)
+            try:
+                with anyio.CancelScope() as self._scope:
+                    yield
+            except anyio.get_cancelled_exc_class():
+                raise
+            except BaseException as exc:  # raised below as itself, not in a group
+                failure = exc
+            finally:
+                # Presses while the block winds down are received (and change nothing)
+                # until here, so none of them interrupts the cleanup.
+                group.cancel_scope.cancel()
+                if self._deadline is not None:
+                    self._deadline.cancel()
+        if failure is not None:
+            raise failure
+
+    async def _receive(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT) as presses:
+            task_status.started()
+            async for _ in presses:
+                self._pressed()
+
+    def _pressed(self) -> None:
+        self.count += 1
+        turn = self._turn
+        if turn is not None and not turn.cancelled:
+            turn.cancel(CANCEL_REASON)
+            click.echo("\n(cancelling the turn; Ctrl-C again quits)", err=True)
+            return
+        if self._scope is not None and not self.stopped:
+            self.stopped = True
+            self._scope.cancel()
+            self._deadline = threading.Timer(STOP_GRACE, self._exit_now)
+            self._deadline.daemon = True
+            self._deadline.start()
+
+    def _exit_now(self) -> None:
+        """The stopped command did not wind down in time: exit without waiting for it."""
+        line = "\nraw: stopped without waiting for the work under way to end"
+        if self.session_id is not None:
+            line += f"; session {self.session_id}"
+        # Straight to the file descriptor, and nothing flushed: the main thread may hold a
+        # stream's lock, and this thread must not wait for it.
+        os.write(sys.stderr.fileno(), (line + "\n").encode())
+        os._exit(EXIT_INTERRUPTED)
