@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from raw_core.app import App
     from raw_core.cli._interrupt import CtrlC
 
-__all__ = ["agent_option", "config_option", "with_app"]
+__all__ = ["agent_option", "config_option", "max_output_bytes_option", "with_app"]
 
 config_option = click.option(
     "--config",
@@ -35,6 +35,14 @@ agent_option = click.option(
     "agent_name",
     default=None,
     help="The agent (default: the only one, or default_agent).",
+)
+
+max_output_bytes_option = click.option(
+    "--max-output-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The result cap: how much of one call's output the model receives (default: the"
+    " agent's max_output_bytes).",
 )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from raw_core.cli._app import agent_option, config_option, with_app
+from raw_core.cli._app import agent_option, config_option, max_output_bytes_option, with_app
 from raw_core.cli._blocks import block_display
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
 
@@ -33,12 +33,7 @@ __all__ = ["call"]
     default=None,
     help="Answer an approval request for this one call without asking.",
 )
-@click.option(
-    "--max-output-bytes",
-    type=click.IntRange(min=1),
-    default=None,
-    help="The result cap on what the model would receive (default: the agent's max_output_bytes).",
-)
+@max_output_bytes_option
 @click.option("--json", "as_json", is_flag=True, help="Print {status, code, content, effects}.")
 def call(
     identity: str,

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from raw_core.cli._app import agent_option, config_option, with_app
+from raw_core.cli._app import agent_option, config_option, max_output_bytes_option, with_app
 from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
 
 __all__ = ["chat", "run", "run_options"]
@@ -46,6 +46,7 @@ def run_options(function: Callable[..., Any]) -> Callable[..., Any]:
                 is_flag=True,
                 help="Answer yes to raw's own confirmations; never to an ask rule.",
             ),
+            max_output_bytes_option,
             click.option(
                 "--json", "as_json", is_flag=True, help="Print every event as a JSON line."
             ),
@@ -68,6 +69,7 @@ def one_turn(
     agent_name: str | None,
     cwd: Path | None,
     as_json: bool,
+    max_output_bytes: int | None = None,
     session_id: str | None = None,
     provider: Any = None,
     store_dir: Path | None = None,
@@ -98,6 +100,7 @@ def one_turn(
             front_end=front_end,
             cwd=cwd,
             title=text.strip()[:80],
+            max_output_bytes=max_output_bytes,
         ) as session:
             ctrl_c.session_id = session.id
             try:
@@ -129,6 +132,7 @@ def run(
     agent_name: str | None,
     cwd: Path | None,
     yes: bool,
+    max_output_bytes: int | None,
     as_json: bool,
 ) -> None:
     """Run one turn of the agent with PROMPT (read from standard input when absent).
@@ -145,6 +149,7 @@ def run(
             agent_name=agent_name,
             cwd=cwd,
             as_json=as_json,
+            max_output_bytes=max_output_bytes,
         )
     )
 
@@ -155,6 +160,7 @@ def conversation(
     agent_name: str | None,
     cwd: Path | None,
     as_json: bool,
+    max_output_bytes: int | None = None,
     session_id: str | None = None,
     provider: Any = None,
     store_dir: Path | None = None,
@@ -176,6 +182,7 @@ def conversation(
             front_end=front_end,
             cwd=cwd,
             title="chat",
+            max_output_bytes=max_output_bytes,
         ) as session:
             ctrl_c.session_id = session.id
             click.echo(
@@ -209,6 +216,7 @@ def chat(
     agent_name: str | None,
     cwd: Path | None,
     yes: bool,
+    max_output_bytes: int | None,
     as_json: bool,
 ) -> None:
     """Talk with the agent: one turn per line you type.
@@ -223,5 +231,6 @@ def chat(
             agent_name=agent_name,
             cwd=cwd,
             as_json=as_json,
+            max_output_bytes=max_output_bytes,
         )
     )

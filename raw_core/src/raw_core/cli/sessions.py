@@ -133,6 +133,7 @@ def resume(
     agent_name: str | None,
     cwd: Path | None,
     yes: bool,
+    max_output_bytes: int | None,
     as_json: bool,
 ) -> None:
     """Continue a session: one turn with PROMPT, or a chat when no PROMPT is given."""
@@ -143,6 +144,7 @@ def resume(
                 agent_name=agent_name,
                 cwd=cwd,
                 as_json=as_json,
+                max_output_bytes=max_output_bytes,
                 session_id=session_id,
             )
         )
@@ -153,6 +155,7 @@ def resume(
             agent_name=agent_name,
             cwd=cwd,
             as_json=as_json,
+            max_output_bytes=max_output_bytes,
             session_id=session_id,
         )
     )
