@@ -3,12 +3,14 @@ provider and a real session store."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import attrs
 import pytest
 
@@ -396,7 +398,7 @@ async def test_a_turn_cancelled_while_a_call_runs_gives_that_call_a_true_result(
 
             async def stop_once_the_handler_waits() -> None:
                 await started.wait()
-                await anyio.sleep(0.05)  # the handler is inside its own await by now
+                await anyio.wait_all_tasks_blocked()  # the handler waits inside its sleep
                 if by == "signal":
                     session.cancel("stopped by the user")
                 else:
@@ -405,7 +407,7 @@ async def test_a_turn_cancelled_while_a_call_runs_gives_that_call_a_true_result(
             async with anyio.create_task_group() as group:
                 group.start_soon(stop_once_the_handler_waits)
                 end = await session.run_turn("go", on_event=on_event)
-        await anyio.sleep(0.01)  # nothing leaked to the caller
+        await anyio.lowlevel.checkpoint()  # a cancellation leaked to the caller: raised here
     results = [m for m in await context(backend, session.id) if isinstance(m, ToolResultMessage)]
     texts = [r.content[0].text for r in results]  # type: ignore[union-attr]
     assert [r.error_code for r in results] == ["cancelled", "cancelled"]
@@ -473,7 +475,7 @@ async def test_a_cancelled_turn_closes_its_stream_and_leaks_no_cancellation(
         holder.append(session)
         end = await session.run_turn("go", on_event=on_event)
         assert end.reason == "cancelled"
-        await anyio.sleep(0.02)  # a cancellation leaked to the caller would be raised here
+        await anyio.lowlevel.checkpoint()  # a cancellation leaked to the caller: raised here
         again = await session.run_turn("next")
     assert again.reason == "completed"
     assert closed == [True, True]  # each stream once: the one left midway, the one finished
@@ -543,12 +545,18 @@ async def test_one_session_runs_one_turn_at_a_time(backend: SqliteBackend, agent
     from raw_core.errors import TurnInProgress
 
     provider = ScriptedProvider([Reply(text="x" * 20, chunk=1, delay=0.01), Reply(text="y")])
+    streaming = anyio.Event()
+
+    def on_event(event: LoopEvent) -> None:
+        if event.to_dict()["type"] == "text_delta":
+            streaming.set()
+
     async with (
         Runtime(backend).open_session(agent, provider) as session,
         anyio.create_task_group() as group,
     ):
-        group.start_soon(session.run_turn, "first")
-        await anyio.sleep(0.02)
+        group.start_soon(functools.partial(session.run_turn, "first", on_event=on_event))
+        await streaming.wait()  # the first turn holds the session, 19 deltas to go
         with pytest.raises(TurnInProgress):
             await session.run_turn("second")
     assert len(provider.requests) == 1

@@ -43,6 +43,7 @@ from raw_core.frozen import freeze, thaw
 from raw_core.plugins import PluginHost
 from raw_core.tools.calls import ToolCall
 from raw_core.tools.results import ToolResult
+from tests.conftest import Children
 
 PROTECT = {
     "match": "builtin/write_file",
@@ -674,14 +675,16 @@ for turn in itertools.count():
 """
 
 
-def test_a_writer_killed_mid_write_leaves_the_old_or_the_new_file(tmp_path: Path) -> None:
+def test_a_writer_killed_mid_write_leaves_the_old_or_the_new_file(
+    tmp_path: Path, children: Children
+) -> None:
     target = tmp_path / "big.txt"
     old = "A" * 3_000_000
     target.write_text(old, encoding="utf-8")
     allowed = {old, "B" * 2_000_000 + "end"}
     chooser = random.Random(5)
     for _ in range(8):
-        writer = subprocess.Popen(
+        writer = children.popen(  # killed at the end even if an assertion fails first
             [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True
         )
         assert writer.stdout is not None

@@ -3,6 +3,7 @@ the replay provider, and plug-ins observing events."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -337,8 +338,15 @@ async def test_a_turn_cancelled_from_outside_still_ends_properly(
     provider = ScriptedProvider([Reply(tool_calls=(("slow", {}),)), Reply(text="next")])
     events: list[LoopEvent] = []
     async with Runtime(backend).open_session(agent, provider) as session:
-        with anyio.move_on_after(0.3):
-            await session.run_turn("go", on_event=events.append)
+        with anyio.CancelScope() as outside:
+
+            def on_event(event: LoopEvent) -> None:
+                events.append(event)
+                if event.to_dict()["type"] == "tool_call_started":  # slow is running
+                    outside.cancel()
+
+            await session.run_turn("go", on_event=on_event)
+        assert outside.cancelled_caught
         assert events[-1].to_dict()["type"] == "turn_ended"
         assert events[-1].to_dict()["reason"] == "cancelled"
         ended = await session.run_turn("again")
@@ -360,15 +368,22 @@ async def test_stream_turn_raises_turn_in_progress_itself(
     from raw_core.errors import TurnInProgress
 
     provider = ScriptedProvider([Reply(text="x" * 30, chunk=1, delay=0.01)])
+    streaming = anyio.Event()
+
+    def on_event(event: LoopEvent) -> None:
+        if event.to_dict()["type"] == "text_delta":
+            streaming.set()
+
     async with (
         Runtime(backend).open_session(agent, provider) as session,
         anyio.create_task_group() as group,
     ):
-        group.start_soon(session.run_turn, "first")
-        await anyio.sleep(0.05)
+        group.start_soon(functools.partial(session.run_turn, "first", on_event=on_event))
+        await streaming.wait()  # the first turn holds the session, 29 deltas to go
         with pytest.raises(TurnInProgress):
             async with session.stream_turn("second"):
                 pass
+        group.cancel_scope.cancel()
 
 
 async def test_a_tool_change_is_announced_even_after_a_session_opened_without_a_turn(
@@ -449,7 +464,7 @@ async def test_the_agents_handler_timeout_ends_a_call_that_runs_longer(
         end = await session.run_turn("go")
         elapsed = time.monotonic() - started
     assert end.reason == "completed"
-    assert 0.2 <= elapsed < 5
+    assert elapsed >= 0.2  # not before the timeout; that the nap was cut is the code below
     result = (await backend.read_context(session.id))[2]
     assert isinstance(result, ToolResultMessage)
     assert result.error_code == "timeout"

@@ -152,7 +152,7 @@ class Aimock:
         self.base_url = self._wait_for_address()
         self.control = httpx2.Client(base_url=f"{self.base_url}/__aimock", timeout=10)
 
-    def _wait_for_address(self, seconds: float = 20) -> str:
+    def _wait_for_address(self, seconds: float = 120) -> str:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             found = re.search(r"listening on (http://[0-9.:]+)", self.log.read_text())

@@ -10,20 +10,20 @@
     once. On success append one message NAME, print ``wrote`` and hold the lock until stdin
     closes; otherwise print ``locked <code>``.
 
-``python store_proc.py appender DIR SESSION COUNT``
-    Become the writer, print ``ready``, append COUNT messages ``w<j>`` one per
-    transaction with short pauses, print ``done``.
+``python store_proc.py appender DIR SESSION``
+    Become the writer, print ``ready``; for each line N read from stdin, append the next N
+    messages ``w<j>``, one transaction each, and print ``appended``; at the end of stdin,
+    print ``done``.
 
 ``python store_proc.py follow DIR SESSION COUNT``
     Open a ``SqliteBackend``, take the session's tail cursor, print ``ready``, then follow
     the session with ``wait_for_items`` and print the text of each new item until COUNT
-    have come (at most 10 s), then ``done``.
+    have come (at most 60 s: a bound on a hang, not a speed), then ``done``.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 
 from raw_core.errors import SessionLocked
 from raw_core.sessions.sqlite import SessionStore, TextBlock, UserMessage
@@ -65,12 +65,15 @@ def race(directory: str, session_id: str, name: str) -> None:
             sys.stdin.read()
 
 
-def appender(directory: str, session_id: str, count: int) -> None:
+def appender(directory: str, session_id: str) -> None:
     with SessionStore.open(directory) as store, store.open_writer(session_id) as session:
         say("ready")
-        for j in range(count):
-            session.append([UserMessage.from_text(f"w{j}")])
-            time.sleep(0.001)
+        written = 0
+        for request in sys.stdin:
+            for j in range(written, written + int(request)):
+                session.append([UserMessage.from_text(f"w{j}")])
+            written += int(request)
+            say("appended")
         say("done")
 
 
@@ -83,7 +86,7 @@ async def follow(directory: str, session_id: str, count: int) -> None:
         cursor = await backend.tail_cursor(session_id)
         say("ready")
         seen = 0
-        with anyio.fail_after(10):
+        with anyio.fail_after(60):
             while seen < count:
                 page = await backend.wait_for_items(session_id, cursor)
                 for item in page.items:
@@ -105,7 +108,7 @@ def main(argv: list[str]) -> None:
     elif command == "race":
         race(directory, session_id, rest[0])
     elif command == "appender":
-        appender(directory, session_id, int(rest[0]))
+        appender(directory, session_id)
     elif command == "follow":
         import anyio
 

@@ -75,20 +75,26 @@ async def test_a_waiting_writer_gets_the_session_once_the_first_lets_go(
 ) -> None:
     session = await store.create()
     order: list[str] = []
+    held, refused = anyio.Event(), anyio.Event()
 
     async def first() -> None:
         async with store.open_writer(session.id) as writer:
             order.append("first has it")
-            await anyio.sleep(0.1)  # the loop keeps running while the second waits
+            held.set()
+            await refused.wait()
+            # The second now waits for the session; the loop keeps running meanwhile. The
+            # order below is the lock's, whatever this pause lasts.
+            await anyio.sleep(0.1)
             await writer.append([UserMessage.from_text("first")])
         order.append("first let go")
 
     async def second() -> None:
-        await anyio.sleep(0.02)
+        await held.wait()
         with pytest.raises(SessionLocked):
             async with store.open_writer(session.id, wait=0):
                 pass
-        async with store.open_writer(session.id, wait=2) as writer:
+        refused.set()
+        async with store.open_writer(session.id, wait=60) as writer:
             order.append("second has it")
             await writer.append([UserMessage.from_text("second")])
 
@@ -104,7 +110,7 @@ async def test_a_waiting_writer_gets_the_session_once_the_first_lets_go(
 async def test_a_writer_waiting_too_long_is_locked_out(store: SqliteBackend) -> None:
     session = await store.create()
     async with store.open_writer(session.id):
-        with anyio.fail_after(2):
+        with anyio.fail_after(60):  # a bound on a hang: the wait itself is 0.1 s
             with pytest.raises(SessionLocked) as caught:
                 async with store.open_writer(session.id, wait=0.1):
                     pass

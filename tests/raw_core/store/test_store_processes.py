@@ -134,31 +134,38 @@ def test_of_two_racing_writers_exactly_one_writes(state: Path, session_id: str) 
 def test_cursors_page_100k_items_without_gap_or_repeat_while_another_process_appends(
     state: Path, session_id: str
 ) -> None:
+    """The other process appends a batch every 40 pages, and this one waits until it has:
+    the session grows while it is paged, every time, whatever the machine's load."""
     fixture = [f"m{i}" for i in range(100_000)]
-    appended = [f"w{j}" for j in range(1500)]
+    batches, batch_size, pages_between = 10, 150, 40
+    appended = [f"w{j}" for j in range(batches * batch_size)]
     with SessionStore.open(state) as store:
         with store.open_writer(session_id) as writer:
             writer.append(UserMessage.from_text(text) for text in fixture)  # one transaction
         reader = store.open_reader(session_id)
-        with start("appender", str(state), session_id, str(len(appended))) as proc:
+        with start("appender", str(state), session_id, stdin=True) as proc:
             assert line(proc) == "ready"
             seen: list[str] = []
             cursor: str | None = None
-            grew_while_paging = False
+            pages = sent = 0
             while True:
                 page = reader.page_display(cursor, limit=250)
                 seen.extend(first_text(item.message) for item in page.items)
                 assert page.next_cursor is not None
                 cursor = page.next_cursor
-                grew_while_paging |= len(seen) > len(fixture) and proc.poll() is None
-                if not page.has_more and proc.poll() is not None:
+                pages += 1
+                if not page.has_more and sent == batches:
                     break
+                if sent < batches and (pages % pages_between == 0 or not page.has_more):
+                    send(proc, f"{batch_size}\n")
+                    assert line(proc) == "appended"
+                    sent += 1
+            send(proc, None)
             assert line(proc) == "done"
         # one more page after the writer finished: nothing new, nothing repeated
         last = reader.page_display(cursor, limit=250)
     assert last.items == ()
     assert seen == fixture + appended
-    assert grew_while_paging
 
 
 def test_another_process_follows_a_live_session_as_it_is_written(

@@ -711,10 +711,9 @@ def test_delete_waits_for_the_writer(store: SessionStore) -> None:
 def test_a_second_writer_is_locked_out_until_the_first_closes(store: SessionStore) -> None:
     session = store.create()
     writer = store.open_writer(session.id)
-    started = time.monotonic()
     with pytest.raises(SessionLocked) as caught:
         store.open_writer(session.id)
-    assert time.monotonic() - started < 0.5
+    assert "waited" not in caught.value.message  # the store's default: no wait at all
     assert caught.value.to_dict()["session_id"] == session.id
     with pytest.raises(SessionLocked, match=r"waited 0\.1 s"):
         store.open_writer(session.id, wait=0.1)
