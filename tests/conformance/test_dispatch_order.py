@@ -27,6 +27,7 @@ pytestmark = pytest.mark.anyio
 PROBE = """
 import anyio, time
 LOG = []
+IN_HANDLER = []  # events a test waits on: set when a slow handler has started
 
 def validate_args(args):
     LOG.append("validate_args")
@@ -55,6 +56,8 @@ async def handler(args, context):
     if mode == "raise":
         raise KeyError("boom")
     if mode == "slow":
+        for started in IN_HANDLER:
+            started.set()
         await anyio.sleep(30)
     if mode == "garbage":
         return 42
@@ -343,6 +346,8 @@ async def test_cancellation_during_the_handler_is_a_cancelled_result(
     dispatcher, log = build(tmp_path, make_tool)
     signal = CancellationSignal()
     results: list[ToolResult] = []
+    started = anyio.Event()
+    dispatcher.registry.tools[0].handler.__globals__["IN_HANDLER"].append(started)
 
     async def run() -> None:
         results.append(
@@ -353,7 +358,8 @@ async def test_cancellation_during_the_handler_is_a_cancelled_result(
 
     async with anyio.create_task_group() as group:
         group.start_soon(run)
-        await anyio.wait_all_tasks_blocked()  # the (async) handler waits inside its sleep
+        with anyio.fail_after(60):
+            await started.wait()  # the (async) handler waits inside its sleep
         assert "handler" in log
         signal.cancel("the user pressed Ctrl-C")
     assert results[0].code == "cancelled"
