@@ -1,30 +1,33 @@
-"""Run untrusted synchronous code off the event loop, and wait for it at most so long.
+"""Run synchronous code that may hang off the event loop: sync handlers, and the effect
+descriptors of tools outside raw.
 
-anyio's worker threads are not daemon threads, and a function that never returns would
-hold one of its limited tokens for good. Code that may hang (an effect descriptor of a
-tool outside raw) runs here instead, in daemon threads of raw's own: a late function is
-abandoned, not waited for, and it neither keeps the process from exiting nor takes a
-thread from anyone else. Threads are reused, since starting one costs the event loop
-more than handing work to an idle one; a function that hangs keeps its thread, and the
-next call starts a new one. At most :data:`MAX_IDLE` idle threads are kept.
+A thread cannot be interrupted, so a cancelled or timed-out call abandons its thread and
+ends at once. anyio's worker threads are not daemon threads: the interpreter joins them
+at exit, so one function that never returns would keep the program alive long after its
+call ended (and hold one of anyio's limited tokens for good). Such code runs here instead,
+in daemon threads of raw's own: a late function is abandoned, not waited for, and it
+neither keeps the process from exiting nor takes a thread from anyone else. Threads are
+reused, since starting one costs the event loop more than handing work to an idle one; a
+function that hangs keeps its thread, and the next call starts a new one. At most
+:data:`MAX_IDLE` idle threads are kept.
 """
 
 from __future__ import annotations
 
-import math
+import contextvars
 import os
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from raw_core.tools.calls import CancellationSignal
+__all__ = ["MAX_IDLE", "call_in_daemon"]
 
-__all__ = ["MAX_IDLE", "run_in_daemon"]
+T = TypeVar("T")
 
 MAX_IDLE: Final = 4
 """How many idle daemon threads are kept for reuse."""
@@ -56,23 +59,24 @@ def _submit(job: Job, name: str) -> None:
     jobs.put(job)
 
 
-async def run_in_daemon(
-    function: Callable[[], Any],
-    *,
-    limit: float | None,
-    signal: CancellationSignal,
-    name: str = "raw daemon worker",
-) -> tuple[bool, Any]:
-    """``(True, function())`` from a daemon thread; ``(False, None)`` when ``limit``
-    seconds (None: no limit) pass or ``signal`` fires first. What ``function`` raises is
-    raised here (any :class:`BaseException`: the caller decides what it means)."""
+async def call_in_daemon(function: Callable[..., T], *args: Any, name: str) -> T:
+    """``function(*args)`` in a daemon thread (named ``name`` while it runs), with the
+    caller's context variables; what it raises is raised here (any
+    :class:`BaseException`: the caller decides what it means).
+
+    The wait is an ordinary await: when the caller is cancelled (its signal, its deadline)
+    the wait ends at once, the thread runs on until the function returns, its late outcome
+    is dropped, and the interpreter does not wait for it at exit.
+    """
     token = anyio.lowlevel.current_token()
+    context = contextvars.copy_context()
     done = anyio.Event()
     outcome: list[tuple[bool, Any]] = []
 
     def job() -> None:
+        threading.current_thread().name = name
         try:
-            outcome.append((True, function()))
+            outcome.append((True, context.run(function, *args)))
         except BaseException as exc:  # handed to the waiting call, never lost in a thread
             outcome.append((False, exc))
         try:
@@ -81,12 +85,8 @@ async def run_in_daemon(
             pass
 
     _submit(job, name)
-    deadline = anyio.current_time() + limit if limit is not None else math.inf
-    with signal.cancel_scope(deadline):
-        await done.wait()
-    if not outcome:
-        return False, None
+    await done.wait()
     returned, value = outcome[0]
     if not returned:
         raise value
-    return True, value
+    return value  # type: ignore[no-any-return]

@@ -18,9 +18,12 @@ the wait (``cancelled``).
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any, Final
 
-from raw_core.dispatch._daemon import run_in_daemon
+import anyio
+
+from raw_core.dispatch._daemon import call_in_daemon
 from raw_core.errors import Cancelled, EffectsInvalid
 from raw_core.frozen import freeze
 from raw_core.tools._schema import SchemaValidationError
@@ -81,14 +84,10 @@ async def describe(
         return describe_inline(tool, arguments, context)
     if signal.cancelled:
         raise Cancelled(f"the call was cancelled ({signal.reason})")
-    finished, value = await run_in_daemon(
-        lambda: _describe_in_thread(tool, arguments, context),
-        limit=limit,
-        signal=signal,
-        name=THREAD_NAME,
-    )
-    if finished:
-        return value
+    deadline = anyio.current_time() + limit if limit is not None else math.inf
+    with signal.cancel_scope(deadline) as scope:
+        return await call_in_daemon(_describe_in_thread, tool, arguments, context, name=THREAD_NAME)
+    assert scope.cancelled_caught
     if signal.cancelled:
         raise Cancelled(f"the call was cancelled ({signal.reason})")
     raise EffectsInvalid(

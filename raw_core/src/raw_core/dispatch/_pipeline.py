@@ -33,6 +33,7 @@ import anyio
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
+from raw_core.dispatch._daemon import call_in_daemon
 from raw_core.dispatch._effects import DEFAULT_EFFECTS_TIMEOUT, describe
 from raw_core.dispatch._partial import stopped_batch
 from raw_core.dispatch._support import (
@@ -44,7 +45,6 @@ from raw_core.dispatch._support import (
     check_sealed,
     wrap_middleware,
 )
-from raw_core.dispatch._threads import run_in_daemon_thread
 from raw_core.dispatch.finished import CallOutcome
 from raw_core.errors import (
     ApprovalDenied,
@@ -346,7 +346,7 @@ class Dispatcher:
             try:
                 if self._is_async(tool):
                     return await tool.handler(info.arguments, context)
-                returned = await run_in_daemon_thread(
+                returned = await call_in_daemon(
                     tool.handler, info.arguments, context, name=f"raw handler {tool.identity}"
                 )
                 if inspect.isawaitable(returned):
