@@ -147,11 +147,25 @@ class RawError(Exception):
     """
 
     code: ClassVar[str] = "raw_error"
+    model_text: ClassVar[str | None] = None
+    """What a model reads instead of ``message`` when the error ends a tool call, for
+    errors whose message holds host-side text (spec 004: configuration and approval text
+    stay on the host side); ``None``: the message itself."""
 
-    def __init__(self, message: str, **context: Any) -> None:
+    def __init__(self, message: str, *, for_model: str | None = None, **context: Any) -> None:
         super().__init__(message)
         self.message = message
+        self._for_model = for_model
         self.context: dict[str, Any] = {k: v for k, v in context.items() if v is not None}
+
+    @property
+    def model_message(self) -> str:
+        """The text a model reads when this error ends a tool call: what a person or a hook
+        wrote for the model (``for_model=``), else the class's plain sentence, else the
+        message."""
+        if self._for_model is not None:
+            return self._for_model
+        return self.model_text if self.model_text is not None else self.message
 
     @property
     def field(self) -> str | None:
@@ -335,6 +349,7 @@ class ToolNotExposed(DispatchError):
     """The tool is selected but an unconditional deny hides it from the model."""
 
     code = "tool_not_exposed"
+    model_text = "this tool is not offered to you: the user's policy hides it"
 
 
 class InvalidArguments(DispatchError):
@@ -354,12 +369,14 @@ class Denied(DispatchError):
     """A deny rule of the policy decided the call."""
 
     code = "denied"
+    model_text = "a rule of the user's policy denies this call"
 
 
 class HookDenied(DispatchError):
     """A PreToolUse check hook denied the call; its reason reaches the model."""
 
     code = "hook_denied"
+    model_text = "a check the user set up denies this call"
 
 
 class HookFailed(DispatchError):
@@ -367,18 +384,21 @@ class HookFailed(DispatchError):
     fails closed."""
 
     code = "hook_failed"
+    model_text = "a check the user set up failed, so the call did not run"
 
 
 class ApprovalDenied(DispatchError):
     """The approval callback refused the call (or failed)."""
 
     code = "approval_denied"
+    model_text = "the user declined this call"
 
 
 class ApprovalUnavailable(DispatchError):
     """The call needs approval and nobody can be asked (a non-interactive run)."""
 
     code = "approval_unavailable"
+    model_text = "this call needs the user's approval, and nobody could be asked"
 
 
 class HandlerError(DispatchError):

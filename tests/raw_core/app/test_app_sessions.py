@@ -298,14 +298,20 @@ async def test_a_front_end_that_fails_to_answer_declines_with_its_own_error(
     async def broken(request: Any) -> bool:
         raise RuntimeError("the terminal went away")
 
-    front_end = CallbackFrontEnd(approve=broken, name="terminal")
+    events: list[Any] = []
+    front_end = CallbackFrontEnd(approve=broken, on_event=events.append, name="terminal")
     page, pending, _ = await echo_turn(project, host, tmp_path / "s", "ask me", front_end=front_end)
     result = next(i.message for i in page.items if isinstance(i.message, ToolResultMessage))
     assert result.error_code == "approval_denied"
     text = result.content[0]
-    assert isinstance(text, TextBlock)
-    assert "RuntimeError: the terminal went away" in text.text
-    assert "ExceptionGroup" not in text.text
+    assert isinstance(text, TextBlock)  # the model reads a plain sentence, no host text
+    assert text.text == (
+        "error [approval_denied]: asking the user for approval failed, so the call did not run"
+    )
+    (finished,) = [e.to_dict() for e in events if type(e).__name__ == "ToolCallFinished"]
+    shown = finished["full_content"][0]["text"]  # the host sees why
+    assert "RuntimeError: the terminal went away" in shown
+    assert "ExceptionGroup" not in shown
     assert pending == ()
     approval = next(i.to_dict() for i in page.items if i.kind == "approval")
     assert approval["state"] == "cancelled"

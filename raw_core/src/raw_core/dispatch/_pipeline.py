@@ -321,11 +321,13 @@ class Dispatcher:
         )
         try:
             approved = await self._guard(signal, None, self.approval(request))
-        except (Cancelled, ApprovalUnavailable):
+        except (Cancelled, ApprovalUnavailable, ApprovalDenied):
             raise
         except Exception as exc:
             raise ApprovalDenied(
-                f"the approval callback failed: {type(exc).__name__}: {exc}", tool=info.identity
+                f"the approval callback failed: {type(exc).__name__}: {exc}",
+                for_model="asking the user for approval failed, so the call did not run",
+                tool=info.identity,
             ) from exc
         if approved is not True:
             raise ApprovalDenied(f"{info.identity} was not approved", tool=info.identity)

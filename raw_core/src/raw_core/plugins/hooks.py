@@ -112,8 +112,11 @@ async def run_check_hooks(
         if answer is None:
             continue
         if answer.decision == "deny":
+            # The hook's own reason was written for the model, so it reaches it.
             raise HookDenied(
-                answer.reason or f"denied by plug-in {impl.plugin_name!r}", hook=impl.plugin_name
+                answer.reason or f"denied by plug-in {impl.plugin_name!r}",
+                for_model=answer.reason or None,
+                hook=impl.plugin_name,
             )
         if answer.tighter_than(verdict):
             verdict = Verdict(

@@ -27,7 +27,7 @@ from typing import Any
 
 import anyio
 
-from raw_core.errors import ApprovalUnavailable, Cancelled
+from raw_core.errors import ApprovalDenied, ApprovalUnavailable, Cancelled
 from raw_core.frozen import thaw
 from raw_core.runtime.events import ApprovalAnswered, ApprovalRequested, LoopEvent
 from raw_core.runtime.frontend import FrontEnd
@@ -119,7 +119,15 @@ class ApprovalBroker:
         if final.state == "approved":
             return True
         if final.state == "denied":
-            return False
+            answer = final.answer
+            said = answer.message if answer is not None and answer.message else None
+            by = f" by {answer.by}" if answer is not None else ""
+            # What the user wrote when declining was written for the model: it reaches it.
+            raise ApprovalDenied(
+                f"{request.identity} was declined{by}" + (f": {said}" if said else ""),
+                for_model="the user declined this call" + (f": {said}" if said else ""),
+                tool=request.identity,
+            )
         if final.state == "cancelled":
             raise Cancelled("the call was cancelled while it waited for approval")
         raise ApprovalUnavailable(

@@ -82,13 +82,20 @@ class ToolResult:
 
     @classmethod
     def from_error(cls, error: RawError, *, effects: Any = None) -> ToolResult:
-        """The error result for ``error``: the model reads ``error [code]: message``."""
-        block = (TextBlock(text=f"error [{error.code}]: {error.message}"),)
+        """The error result for ``error``. The model reads ``error [code]: <text>`` with
+        the error's :attr:`~raw_core.errors.RawError.model_message` (no host-side text:
+        no identity, rule or approval text); ``full_content`` and ``message`` keep the
+        whole message for the host."""
+        host = (TextBlock(text=f"error [{error.code}]: {error.message}"),)
+        model = error.model_message
+        block = (
+            host if model == error.message else (TextBlock(text=f"error [{error.code}]: {model}"),)
+        )
         details = {k: v for k, v in error.context.items() if k != "problems"}
         return cls(
             status="error",
             content=block,
-            full_content=block,
+            full_content=host,
             code=error.code,
             message=error.message,
             effects=effects,
