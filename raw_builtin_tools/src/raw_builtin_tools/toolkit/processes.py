@@ -140,14 +140,18 @@ async def run_command(
     """Run ``argv`` in ``cwd`` with stdin from ``/dev/null``; raises :class:`OSError` when it
     cannot start. Cancelling the caller kills the process group before re-raising."""
     started = anyio.current_time()
-    process = await anyio.open_process(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        start_new_session=True,
-    )
+    # Shielded: the command may already run (and start its own children) before this await
+    # returns, so a cancellation here would leave a group nobody kills. A pending
+    # cancellation is delivered at the first await below, where the group is killed.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            start_new_session=True,
+        )
     stdout, stderr = Capture(limit), Capture(limit)
     status: Status = "exited"
     try:
