@@ -22,6 +22,9 @@ The tree::
     │   ├── SkillNotSelected          skill_not_selected
     │   ├── VarNotSelected            var_not_selected
     │   └── VarUnavailable            var_unavailable
+    ├── HookError                     a command hook folder cannot become a hook
+    │   ├── HookInvalid               hook_invalid
+    │   └── HookNotFound              hook_not_found
     ├── PluginError                   a plug-in cannot be loaded
     │   ├── PluginInvalid             plugin_invalid
     │   └── PluginConflict            plugin_conflict
@@ -33,6 +36,7 @@ The tree::
     │   ├── Denied                    denied
     │   ├── HookDenied                hook_denied
     │   ├── HookFailed                hook_failed
+    │   ├── ResultWithheld            result_withheld
     │   ├── ApprovalDenied            approval_denied
     │   ├── ApprovalUnavailable       approval_unavailable
     │   ├── HandlerError              handler_error
@@ -90,7 +94,10 @@ __all__ = [
     "EffectsInvalid",
     "HandlerError",
     "HookDenied",
+    "HookError",
     "HookFailed",
+    "HookInvalid",
+    "HookNotFound",
     "InternalError",
     "InvalidArguments",
     "InvalidCursor",
@@ -109,6 +116,7 @@ __all__ = [
     "RequestNotFound",
     "RequestNotPending",
     "ResourceError",
+    "ResultWithheld",
     "SelectionError",
     "SessionExpired",
     "SessionLocked",
@@ -309,7 +317,29 @@ class VarUnavailable(ResourceError):
     code = "var_unavailable"
 
 
-# --- plug-ins --------------------------------------------------------------------------
+# --- command hooks ---------------------------------------------------------------------
+
+
+class HookError(RawError):
+    """A command hook an agent selects cannot be loaded."""
+
+    code = "hook_error"
+
+
+class HookInvalid(HookError):
+    """A hook folder breaks a rule: ``hook.json`` (``field`` is its JSON path), or a path
+    (the folder, ``hook.json``, the command's ``./`` program) that leads outside its root."""
+
+    code = "hook_invalid"
+
+
+class HookNotFound(HookError):
+    """A hook ``hooks.use`` selects has no folder where its identity says it lives."""
+
+    code = "hook_not_found"
+
+
+# --- plug-ins ----------------------------------------------------------------------------
 
 
 class PluginError(RawError):
@@ -373,18 +403,27 @@ class Denied(DispatchError):
 
 
 class HookDenied(DispatchError):
-    """A PreToolUse check hook denied the call; its reason reaches the model."""
+    """A PreToolUse hook (a plug-in's check hook or a command hook) denied the call, or a
+    UserPromptSubmit command hook blocked a prompt; the hook's reason reaches the model."""
 
     code = "hook_denied"
     model_text = "a check the user set up denies this call"
 
 
 class HookFailed(DispatchError):
-    """A check hook raised, timed out or answered something that is not a verdict; the call
-    fails closed."""
+    """A hook raised, crashed, timed out or answered something that is not a decision (a
+    command hook: an exit code other than 0 and 2, output that is not its protocol, a
+    request to change the arguments); the call or prompt fails closed."""
 
     code = "hook_failed"
     model_text = "a check the user set up failed, so the call did not run"
+
+
+class ResultWithheld(DispatchError):
+    """The handler ran and a PostToolUse command hook withheld its result from the model;
+    the model reads that the tool ran and why the result was withheld."""
+
+    code = "result_withheld"
 
 
 class ApprovalDenied(DispatchError):

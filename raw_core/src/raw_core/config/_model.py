@@ -43,20 +43,29 @@ from raw_core.config._checks import (
     validated,
     value_problems,
 )
+from raw_core.config._hooks import (
+    DEFAULT_HOOK_TIMEOUT_MS,
+    MAX_HOOK_TIMEOUT_MS,
+    HooksConfig,
+    hook_problems,
+)
 from raw_core.errors import ConfigInvalid, ConfigNotFound
 from raw_core.frozen import FrozenDict, freeze
 
 __all__ = [
     "CORE_SECTIONS",
     "DEFAULT_HANDLER_TIMEOUT_MS",
+    "DEFAULT_HOOK_TIMEOUT_MS",
     "DEFAULT_MAX_OUTPUT_BYTES",
     "DEFAULT_MAX_STEPS",
+    "MAX_HOOK_TIMEOUT_MS",
     "SQLITE_OPTIONS",
     "AgentConfig",
     "BackendConfig",
     "Config",
     "ConfigSection",
     "Effect",
+    "HooksConfig",
     "ModelConfig",
     "Predicate",
     "Rule",
@@ -221,13 +230,15 @@ class Selection:
 
 @attrs.frozen(kw_only=True)
 class AgentConfig:
-    """One agent: its model, system prompt, tools, skills, variables and limits."""
+    """One agent: its model, system prompt, tools, skills, variables, command hooks and
+    limits."""
 
     tools: ToolsConfig
     model: str | None = None
     system: str | None = None
     skills: Selection = attrs.field(factory=Selection)
     vars: Selection = attrs.field(factory=Selection)
+    hooks: HooksConfig = attrs.field(factory=HooksConfig)
     max_steps: int = DEFAULT_MAX_STEPS
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
     handler_timeout_ms: int = DEFAULT_HANDLER_TIMEOUT_MS
@@ -364,6 +375,7 @@ def parse_config(
         + value_problems(parsed)
         + backend_problems(parsed.sessions.backend, host)
         + reference_problems(parsed)
+        + hook_problems(parsed)
     )
     if problems:
         raise _invalid(problems, where)
