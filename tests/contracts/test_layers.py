@@ -11,9 +11,10 @@ Bottom to top:
    session backends);
 3. ``config``; 4. ``tools`` (the tool contract: manifests, loading, the call records,
    results, sources, the registry); 5. ``providers`` (the model-provider contract, and the
-   scripted and replay providers); 6. ``policy``; 7. ``plugins``; 8. ``dispatch``;
-   9. ``agent``; 10. ``runtime``; 11. ``app``; 12. ``demo`` (files only); 13. the facade
-   (``raw_core/__init__.py``, which re-exports every layer); 14. ``cli`` (and
+   scripted and replay providers); 6. ``policy``; 7. ``plugins``; 8. ``hooks`` (command
+   hooks: folders, subscriptions, running them); 9. ``dispatch``; 10. ``agent``;
+   11. ``runtime``; 12. ``app``; 13. ``demo`` (files only); 14. the facade
+   (``raw_core/__init__.py``, which re-exports every layer); 15. ``cli`` (and
    ``__main__``).
 
 Every import counts: at module level, inside a function, and under ``TYPE_CHECKING`` (a
@@ -45,6 +46,7 @@ LAYERS = (
     "providers",
     "policy",
     "plugins",
+    "hooks",
     "dispatch",
     "agent",
     "runtime",

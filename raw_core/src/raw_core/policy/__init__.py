@@ -1,5 +1,5 @@
 """Policy: an agent's rules (allow/ask/deny, last match wins) bound to its tools, and the
-RE2 predicates they use.
+globs and RE2 predicates they (and command hooks' subscriptions) use.
 
 Public names are imported lazily (PEP 562): importing the package imports none of
 its modules, so a module of it can be imported without the others.
@@ -19,10 +19,12 @@ if TYPE_CHECKING:
         Policy,
         RuleExplanation,
     )
+    from raw_core.policy._glob import Glob
 
 _EXPORTS: dict[str, str] = {
     "Decision": "raw_core.policy._engine",
     "Explanation": "raw_core.policy._engine",
+    "Glob": "raw_core.policy._glob",
     "LintFinding": "raw_core.policy._engine",
     "Policy": "raw_core.policy._engine",
     "RuleExplanation": "raw_core.policy._engine",
@@ -35,6 +37,7 @@ __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 __all__ = [
     "Decision",
     "Explanation",
+    "Glob",
     "LintFinding",
     "Policy",
     "RuleExplanation",
