@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from raw_core.dispatch import Dispatcher
     from raw_core.errors import RawError
     from raw_core.frozen import FrozenDict, freeze, thaw
+    from raw_core.hooks import LoadedHook, load_hook, user_hooks_dir
     from raw_core.plugins import PluginHost, ToolFolder
     from raw_core.plugins.hookspecs import hookimpl, implements
     from raw_core.policy import Decision, Policy
@@ -123,6 +124,7 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "raw_core.tools.results",
     "Agent": "raw_core.agent",
     "load_agent": "raw_core.agent",
+    "load_hook": "raw_core.hooks",
     "open_agent": "raw_core.agent",
     "BackendConfig": "raw_core.config",
     "ConfigSection": "raw_core.config",
@@ -141,6 +143,7 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": "raw_core.plugins.hookspecs",
     "ToolIdentity": "raw_core.tools.identity",
     "parse_identity": "raw_core.tools.identity",
+    "LoadedHook": "raw_core.hooks",
     "LoadedTool": "raw_core.tools.loader",
     "ToolLoader": "raw_core.tools.loader",
     "PanelAction": "raw_core.tools.manifest",
@@ -151,6 +154,7 @@ _EXPORTS: dict[str, str] = {
     "ToolFolder": "raw_core.plugins",
     "Registry": "raw_core.tools.registry",
     "ToolDefinition": "raw_core.tools.registry",
+    "user_hooks_dir": "raw_core.hooks",
     "user_tools_dir": "raw_core.tools.registry",
 }
 
@@ -180,6 +184,7 @@ __all__ = [
     "DisplayPage",
     "FrontEnd",
     "FrozenDict",
+    "LoadedHook",
     "LoadedTool",
     "Middleware",
     "ModelConfig",
@@ -233,10 +238,12 @@ __all__ = [
     "implements",
     "load_agent",
     "load_config",
+    "load_hook",
     "open_agent",
     "parse_config",
     "parse_identity",
     "parse_manifest",
     "thaw",
+    "user_hooks_dir",
     "user_tools_dir",
 ]

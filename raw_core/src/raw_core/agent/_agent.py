@@ -1,5 +1,5 @@
-"""Resolve one agent of a config into its selected tools, bound policy, skills and
-variables — and nothing the agent does not select.
+"""Resolve one agent of a config into its selected tools, bound policy, command hooks,
+skills and variables — and nothing the agent does not select.
 
 :func:`open_agent` is the session's way: an async context manager that opens the tool
 sources the agent's ``tools.use`` names, resolves the identities through them, and closes
@@ -21,6 +21,7 @@ from raw_core.agent.skills import SkillService, find_skills
 from raw_core.agent.variables import VarService
 from raw_core.config import AgentConfig, Config
 from raw_core.dispatch import Dispatcher
+from raw_core.hooks import HookSet, credential_names, load_hooks
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
 from raw_core.tools.calls import ApprovalCallback, SkillReader
@@ -41,10 +42,12 @@ def _bind_policy(agent: Agent) -> Policy:
 
 @attrs.frozen(kw_only=True, eq=False)
 class Agent:
-    """An agent ready for use: its name, its config section, its registry and its policy.
+    """An agent ready for use: its name, its config section, its registry, its policy and
+    its command hooks.
 
     ``policy`` is the agent's ``tools.rules`` bound to its selected tools; when not given it
     is bound on construction, so an :class:`Agent` never holds rules that were not checked.
+    ``hooks`` are the command hooks ``hooks.use`` selects, subscribed to its tools.
     """
 
     name: str
@@ -53,6 +56,7 @@ class Agent:
     policy: Policy = attrs.field(default=attrs.Factory(_bind_policy, takes_self=True))
     skills: SkillService = attrs.field(factory=lambda: SkillService([]))
     vars: VarService = attrs.field(factory=lambda: VarService({}, ()))
+    hooks: HookSet = attrs.field(factory=HookSet.empty)
 
     def dispatcher(
         self,
@@ -63,12 +67,14 @@ class Agent:
         max_output_bytes: int | None = None,
         skills: SkillReader | None = None,
         hook_events: bool = True,
+        session_id: str | None = None,
     ) -> Dispatcher:
-        """The agent's dispatcher: its tools, rules, variables, skills, result cap
-        and handler time limit, as its config says. This is the one place raw maps an
-        agent onto a dispatcher, so a turn, ``raw tools call`` and ``raw policy explain``
-        cannot differ. ``max_output_bytes`` overrides the agent's cap; ``skills`` is the
-        session's view of the agent's skills (a fresh one by default)."""
+        """The agent's dispatcher: its tools, rules, command hooks, variables, skills,
+        result cap and handler time limit, as its config says. This is the one place raw
+        maps an agent onto a dispatcher, so a turn, ``raw tools call`` and ``raw policy
+        explain`` cannot differ. ``max_output_bytes`` overrides the agent's cap; ``skills``
+        is the session's view of the agent's skills (a fresh one by default);
+        ``session_id`` is the session the hooks' payloads name."""
         return Dispatcher(
             self.registry,
             self.policy,
@@ -80,6 +86,8 @@ class Agent:
             vars=self.vars,
             skills=skills if skills is not None else self.skills.for_session(),
             hook_events=hook_events,
+            hooks=self.hooks,
+            session_id=session_id,
         )
 
     def definitions(self) -> list[ToolDefinition]:
@@ -109,7 +117,9 @@ def load_agent(
 
     A rule whose predicate cannot be bound to a tool its glob matches is a
     ``config_invalid`` naming the rule (``field`` ``$.agents.<name>.tools.rules[<i>]...``,
-    ``rule``) and the tool (``tool``).
+    ``rule``) and the tool (``tool``); so is a hook's ``when`` (``field``
+    ``$.agents.<name>.hooks.use[<i>]``, ``hook``, ``tool``). A selected hook folder that
+    is missing or broken is ``hook_not_found`` or ``hook_invalid``.
     """
     agent_name, agent_config = config.resolve_agent(name)
     sources = _sources(config, host, loader, local_dir)
@@ -165,11 +175,22 @@ def _sources(
 
 
 def _agent(config: Config, agent_name: str, agent_config: AgentConfig, registry: Registry) -> Agent:
-    """Bind the agent's rules to its tools and read its skills (not its variables)."""
+    """Bind the agent's rules and command hooks to its tools and read its skills (not its
+    variables)."""
     directory = config.directory
     policy = Policy.bind(
         agent_config.tools.rules, registry.tools, field=f"$.agents.{agent_name}.tools.rules"
     )
+    hooks = HookSet.empty()
+    if agent_config.hooks.use:
+        field = f"$.agents.{agent_name}.hooks.use"
+        hooks = HookSet.bind(
+            load_hooks(agent_config.hooks.use, config_dir=directory, field=field),
+            registry.tools,
+            field=field,
+            timeout_cap_ms=agent_config.hooks.timeout_ms,
+            withheld_env=credential_names(config),
+        )
     skills = find_skills(
         agent_config.skills.use,
         config.skills.paths,
@@ -184,4 +205,5 @@ def _agent(config: Config, agent_name: str, agent_config: AgentConfig, registry:
         policy=policy,
         skills=SkillService(skills),
         vars=variables,
+        hooks=hooks,
     )

@@ -1,4 +1,5 @@
-"""``explain``: how an agent's rules and the plug-ins' check hooks decide one call."""
+"""``explain``: how an agent's rules and the plug-ins' check hooks decide one call, and
+which of its command hooks would run for it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import attrs
 from raw_core.agent import Agent
 from raw_core.dispatch import Dispatcher
 from raw_core.frozen import thaw
+from raw_core.hooks import SubscriptionExplanation
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import HookAnswer, explain_check_hooks
 from raw_core.policy import RuleExplanation
@@ -26,7 +28,10 @@ class Explanation:
     none). ``rules`` lists every rule, matched or not and why; ``verdict`` and
     ``decided_by`` are what the rules decide. ``hooks`` is each check hook's answer (none
     are asked when the rules deny, as in a call); ``final_verdict`` and ``final_reason``
-    are what the call would meet after the hooks.
+    are what the call would meet after the hooks. ``command_hooks`` says, for each
+    command hook of tool events and each of its events, whether it would run for this call
+    and why (subscriptions evaluated; nothing is run). A PreToolUse hook does not run
+    when the rules deny.
     """
 
     identity: str
@@ -38,6 +43,7 @@ class Explanation:
     hooks: tuple[HookAnswer, ...]
     final_verdict: str
     final_reason: str | None
+    command_hooks: tuple[SubscriptionExplanation, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form ``raw policy explain --json`` prints."""
@@ -51,6 +57,7 @@ class Explanation:
             "hooks": [hook.to_dict() for hook in self.hooks],
             "final_verdict": self.final_verdict,
             "final_reason": self.final_reason,
+            "command_hooks": [hook.to_dict() for hook in self.command_hooks],
         }
 
 
@@ -78,6 +85,14 @@ async def explain_call(
         hooks, final = await explain_check_hooks(
             host, prepared.info, final, limit=dispatcher.hook_timeout
         )
+    subscribed = agent.hooks.explain(identity, prepared.arguments, prepared.effects)
+    if by_rules.verdict == "deny":
+        subscribed = tuple(
+            attrs.evolve(s, runs=False, why=f"{s.why}; but the rules deny the call first")
+            if s.runs
+            else s
+            for s in subscribed
+        )
     return Explanation(
         identity=identity,
         exposed=by_rules.exposed,
@@ -88,4 +103,5 @@ async def explain_call(
         hooks=tuple(hooks),
         final_verdict=final.decision,
         final_reason=final.reason,
+        command_hooks=subscribed,
     )

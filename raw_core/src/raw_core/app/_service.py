@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from raw_core.agent import Agent
     from raw_core.app._explain import Explanation
     from raw_core.app._probe import ModelCheck
+    from raw_core.hooks import LoadedHook
     from raw_core.providers.contract import Provider
     from raw_core.runtime import Runtime, Session
     from raw_core.tools.loader import ToolLoader
@@ -333,6 +334,12 @@ class App:
                 hidden=dict(loaded.policy.hidden),
             )
 
+    async def list_hooks(self, agent: str | None = None) -> tuple[LoadedHook, ...]:
+        """The command hooks the agent selects, in the order they run (each folder loaded
+        and checked, each ``when`` bound to the tools its ``match`` selects)."""
+        async with self.agent(agent) as loaded:
+            return loaded.hooks.hooks
+
     async def call_tool(
         self,
         identity: str,
@@ -345,7 +352,8 @@ class App:
     ) -> ToolResult:
         """Run one call of ``identity`` through the seven dispatch steps, exactly as a turn
         of the agent would (its variables, skills, result cap and handler time limit;
-        plug-ins' check hooks and middlewares); ``front_end`` approves an ask.
+        plug-ins' check hooks and middlewares; its PreToolUse and PostToolUse command
+        hooks); ``front_end`` approves an ask.
 
         The result is what the model would receive: a variable's placeholder (from
         ``read_var``) is filled in with the value, as a turn does when it builds a
@@ -389,7 +397,8 @@ class App:
     ) -> Explanation:
         """How the agent's rules and the plug-ins' check hooks decide one call: the call
         prepared as a turn would (validated arguments, intended effects), every rule as
-        matched or not and why, each hook's answer, and the verdicts. Raises
+        matched or not and why, each hook's answer, the verdicts, and which command hooks
+        would run (their subscriptions evaluated; none is run). Raises
         ``tool_unknown``, ``invalid_arguments`` or ``effects_invalid``."""
         from raw_core.app._explain import explain_call
 

@@ -23,6 +23,7 @@ from raw_core.cli.call import call as call_command
 from raw_core.cli.config import config as config_group
 from raw_core.cli.demo import demo as demo_command
 from raw_core.cli.fork import fork as fork_command
+from raw_core.cli.hooks import hooks as hooks_group
 from raw_core.cli.models import models as models_group
 from raw_core.cli.policy import policy as policy_group
 from raw_core.cli.run import chat as chat_command
@@ -55,6 +56,7 @@ def cli() -> None:
 tools_group.add_command(call_command)
 tools_group.add_command(fork_command)
 cli.add_command(tools_group)
+cli.add_command(hooks_group)
 cli.add_command(policy_group)
 cli.add_command(config_group)
 cli.add_command(models_group)

@@ -59,7 +59,8 @@ def explain(
 
     The arguments are validated as a call's would be, the tool's intended effects are
     computed when it declares them, and every rule is listed as matched or not, with why,
-    followed by the verdict and the rule that decided it.
+    followed by the verdict and the rule that decided it, the plug-ins' check hooks, and
+    which command hooks would run for the call (their subscriptions evaluated; none runs).
     """
     found: list[Any] = []
 
@@ -111,6 +112,11 @@ def explain(
     if explanation.final_verdict != explanation.verdict:
         reason = f" ({explanation.final_reason})" if explanation.final_reason else ""
         click.echo(f"after hooks: {explanation.final_verdict}{reason}")
+    if explanation.command_hooks:
+        click.echo("command hooks (not run here):")
+        for sub in explanation.command_hooks:
+            mark = "runs     " if sub.runs else "skipped  "
+            click.echo(f"  {sub.event:<11} {sub.hook}  {mark}  {sub.why}")
 
 
 @policy.command("lint")

@@ -8,11 +8,13 @@
    a tool outside raw gets ``effects_timeout`` seconds, off the event loop
    (:mod:`raw_core.dispatch._effects`);
 4. policy: the agent's rules, last match wins (``denied``; an ask goes on);
-5. PreToolUse check hooks, which may only tighten (``hook_denied``, ``hook_failed``);
+5. PreToolUse hooks, which may only tighten: the plug-ins' check hooks, then the command
+   hooks subscribed to the call (``hook_denied``, ``hook_failed``);
 6. approval, when a rule or hook asks (``approval_denied``, ``approval_unavailable``);
 7. the handler, wrapped in the plug-ins' call middlewares (``handler_error``, ``tool_error``,
    ``cancelled``, ``timeout``); a batch stopped at the time limit still reports the rows
-   that finished (:mod:`raw_core.dispatch._partial`).
+   that finished (:mod:`raw_core.dispatch._partial`). The PostToolUse command hooks then
+   see the result and may withhold it (``result_withheld``, ``hook_failed``) or add a line.
 
 A failure at any step stops the call before the next and becomes a :class:`ToolResult` the
 model can read; no exception escapes to the caller except a cancellation of the caller's
@@ -58,6 +60,7 @@ from raw_core.errors import (
     ToolError,
 )
 from raw_core.frozen import fingerprint, freeze
+from raw_core.hooks import HookContext, HookSet, LoadedHook, post_tool_use, pre_tool_use
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import (
     DEFAULT_HOOK_TIMEOUT,
@@ -114,7 +117,9 @@ class Dispatcher:
     ``observers`` receive a detached copy of each finished call, as do plug-ins'
     ``raw_session_event`` hooks unless ``hook_events`` is false (the agent loop turns it off:
     it reports calls to those hooks in its own events). ``effects_timeout`` bounds the
-    ``describe_effects`` of a tool outside raw (seconds; None: no deadline).
+    ``describe_effects`` of a tool outside raw (seconds; None: no deadline). ``hooks`` are
+    the agent's command hooks, bound to its tools; ``session_id`` is what their payloads
+    name (None outside a session).
     """
 
     def __init__(
@@ -134,6 +139,8 @@ class Dispatcher:
         skills: SkillReader | None = None,
         hook_events: bool = True,
         effects_timeout: float | None = DEFAULT_EFFECTS_TIMEOUT,
+        hooks: HookSet | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.registry = registry
         self.policy: PolicyView = policy if policy is not None else AllowAll()
@@ -150,6 +157,8 @@ class Dispatcher:
         self._async_handlers: dict[str, bool] = {}
         self.hook_events = hook_events
         self.effects_timeout = effects_timeout
+        self.hooks = hooks if hooks else None
+        self.session_id = session_id
 
     def _is_async(self, tool: LoadedTool) -> bool:
         """Whether the handler is ``async def`` (asked once per tool, then remembered)."""
@@ -204,10 +213,26 @@ class Dispatcher:
                     wait=lambda answer, limit: self._guard(signal, limit, answer),
                 )
                 check_sealed(sealed, arguments, effects, "a check hook")
+            chosen = self._hooks_for("PreToolUse", tool.identity, arguments, effects)
+            if chosen:
+                assert self.hooks is not None
+                verdict = await self._guard(
+                    signal,
+                    None,
+                    pre_tool_use(self.hooks, chosen, info, verdict, self._hook_context()),
+                )
             if verdict.decision == "ask":
                 await self._approve(info, verdict, signal)
                 check_sealed(sealed, arguments, effects, "the approval callback")
             result = await self._run(tool, info, context, signal, sealed)
+            chosen = self._hooks_for("PostToolUse", tool.identity, arguments, effects)
+            if chosen:
+                assert self.hooks is not None
+                result = await self._guard(
+                    signal,
+                    None,
+                    post_tool_use(self.hooks, chosen, info, result, self._hook_context()),
+                )
         except RawError as error:  # DispatchError, or a RawError a handler raised
             result = ToolResult.from_error(error, effects=effects)
         except Exception as exc:  # a fault of raw's own or of a plug-in: still a result
@@ -290,6 +315,18 @@ class Dispatcher:
             if problem is not None:
                 raise InvalidArguments(str(problem), field="$")
         return frozen
+
+    def _hooks_for(
+        self, event: str, identity: str, arguments: Any, effects: Any
+    ) -> tuple[LoadedHook, ...]:
+        """The command hooks subscribed to this call at ``event`` (none: nothing starts)."""
+        hooks = self.hooks
+        if hooks is None:
+            return ()
+        return hooks.for_call(event, identity, arguments, effects)
+
+    def _hook_context(self) -> HookContext:
+        return HookContext(session_id=self.session_id, cwd=self.cwd)
 
     def _decide(self, tool: LoadedTool, arguments: Any, effects: Any) -> Verdict:
         decision = self.policy.decide(tool.identity, arguments, effects)

@@ -67,11 +67,13 @@ class Runtime:
         ``front_end`` receives the events and approves calls (default: nobody, so an ask
         ends as ``approval_unavailable``). ``cwd`` is where tools run: by default the
         directory the session was started in (a resumed session keeps it), else the
-        current one.
+        current one. The agent's ``SessionStart`` command hooks run once the session is
+        open (``source``: ``startup`` or ``resume``).
         """
         front_end = front_end if front_end is not None else CallbackFrontEnd()
         backend = self.backend
         given_cwd = _absolute(cwd)
+        resumed = session_id is not None
         if session_id is None:
             session_id = (await backend.create(title=title, cwd=given_cwd or _absolute("."))).id
         async with backend.open_writer(session_id, wait=wait) as writer:
@@ -97,6 +99,7 @@ class Runtime:
                 max_output_bytes=max_output_bytes,
                 skills=skills,
                 hook_events=False,
+                session_id=session_id,
             )
             tools = [
                 ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
@@ -116,4 +119,5 @@ class Runtime:
             if isinstance(broker, ApprovalBroker):
                 broker.emit = session.emit_event
             await session._prepare()
+            await session._started(resumed)
             yield session

@@ -52,6 +52,7 @@ from raw_core.errors import (
     RawError,
     TurnInProgress,
 )
+from raw_core.hooks import HookContext
 from raw_core.plugins import PluginHost
 from raw_core.providers.contract import (
     ModelRequest,
@@ -59,6 +60,7 @@ from raw_core.providers.contract import (
     Provider,
     prompt_cache_key,
 )
+from raw_core.runtime._hooks import prompt_hooks, session_started, turn_stopped
 from raw_core.runtime._transcript import (
     INTERRUPTED,
     Draft,
@@ -242,12 +244,15 @@ class Session:
             await self._set_state(skills_seen=dict(self._skills.seen))
             self._saved_seen = dict(self._skills.seen)
 
-    def _user_message(self, prompt: str) -> UserMessage:
+    def _user_message(self, prompt: str, lines: Sequence[TextBlock] = ()) -> UserMessage:
         """The turn's one user message; it starts with a notice when a skill the model read
-        has changed since (the prompt-cache key does not change for that)."""
+        has changed since (the prompt-cache key does not change for that), and ends with
+        the context lines UserPromptSubmit hooks added."""
         changed = self._skills.changed_since_read()
         if not changed:
-            return UserMessage.from_text(prompt)
+            if not lines:
+                return UserMessage.from_text(prompt)
+            return UserMessage(content=(TextBlock(text=prompt), *lines))
         names = ", ".join(skill.name for skill in changed)
         notice = (
             f"[raw] The text of the skill{'s' if len(changed) > 1 else ''} {names} changed"
@@ -255,7 +260,14 @@ class Session:
         )
         for skill in changed:
             self._skills.seen[skill.name] = skill.digest
-        return UserMessage(content=(TextBlock(text=notice), TextBlock(text=prompt)))
+        return UserMessage(content=(TextBlock(text=notice), TextBlock(text=prompt), *lines))
+
+    def _hook_context(self) -> HookContext:
+        return HookContext(session_id=self.id, cwd=self.dispatcher.cwd)
+
+    async def _started(self, resumed: bool) -> None:
+        """Run the agent's SessionStart hooks (observers: a failure is logged)."""
+        await session_started(self.agent.hooks, self._hook_context(), resumed=resumed)
 
     # --- a turn --------------------------------------------------------------------------
 
@@ -385,6 +397,7 @@ class Session:
         except RawError as exc:
             if end.error is None:
                 end = TurnEnded(reason="error", steps=end.steps, error=exc.to_dict())
+        await turn_stopped(self.agent.hooks, self._hook_context(), end, signal)
         emit(end)
         return end
 
@@ -399,7 +412,15 @@ class Session:
         last_yield = time.perf_counter()
         end: TurnEnded
         try:
-            await self._commit([self._user_message(prompt)])
+            # Before anything is committed or sent: a blocked prompt leaves no trace.
+            blocked, lines = await prompt_hooks(
+                self.agent.hooks, prompt, self._hook_context(), signal
+            )
+            if isinstance(blocked, Cancelled):
+                return TurnEnded(reason="cancelled", steps=0)
+            if blocked is not None:
+                return TurnEnded(reason="error", steps=0, error=blocked.to_dict())
+            await self._commit([self._user_message(prompt, lines)])
             await self._record_tools()
             while True:
                 if signal.cancelled:
