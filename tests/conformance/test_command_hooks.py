@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 
-from raw_core import hookimpl
+from raw_core import hookimpl, load_agent, load_config
 from raw_core.app import App
 from raw_core.plugins import PluginHost
 from raw_core.runtime.frontend import CallbackFrontEnd
-from raw_core.tools.calls import ApprovalRequest, CallInfo, Verdict
+from raw_core.tools.calls import ApprovalRequest, CallInfo, CancellationSignal, ToolCall, Verdict
 from tests.command_hooks import gone_within, runs, write_config, write_hook, write_tool
 
 pytestmark = pytest.mark.anyio
@@ -411,3 +414,35 @@ async def test_post_tool_use_does_not_run_for_a_call_that_never_ran(root: Path) 
     write_config(root, ["agent/deny", "agent/post"])
     assert (await call(root)).code == "hook_denied"
     assert runs(post) == []
+
+
+async def test_output_past_its_bound_fails_closed(root: Path) -> None:
+    write_hook(root, "chatty", python="sys.stdout.write('x' * (2 * 1024 * 1024))\n")
+    write_config(root, ["agent/chatty"])
+    result = await call(root)
+    assert result.code == "hook_failed"
+    assert "printed 2097152 bytes; the limit is 1048576" in result.message
+
+
+async def test_cancelling_the_call_kills_a_running_hook(root: Path) -> None:
+    hook = write_hook(root, "hangs", sh='echo $$ > "$RAW_HOOK_DIR/ready"\nexec sleep 300\n')
+    os.mkfifo(hook / "ready")  # the hook announces its pid through it once it runs
+    write_config(root, ["agent/hangs"])
+    agent = load_agent(load_config(root / "raw.json"), host=PluginHost())
+    dispatcher = agent.dispatcher(host=None, cwd=root / "work")
+    signal = CancellationSignal()
+    call = ToolCall.with_arguments(id="c1", name="echo", arguments={"text": "x"})
+    found: list[Any] = []
+
+    async def dispatch() -> None:
+        found.append(await dispatcher.dispatch(call, signal=signal))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(dispatch)
+        with anyio.fail_after(30):
+            reader = (hook / "ready").read_text
+            pid = int(await anyio.to_thread.run_sync(reader, abandon_on_cancel=True))
+        signal.cancel("the user pressed Ctrl-C")
+    assert found[0].code == "cancelled"
+    assert gone_within(pid)
+    assert not handler_ran(root)
