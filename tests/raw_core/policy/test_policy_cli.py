@@ -137,8 +137,10 @@ def test_explain_json_rm_rule(
         "hooks",
         "final_verdict",
         "final_reason",
+        "command_hooks",
     }
     assert body["hooks"] == []  # no plug-in has a check hook here
+    assert body["command_hooks"] == []  # nor does the agent select a command hook
     assert body["final_verdict"] == verdict
     assert body["identity"] == "agent/bash"
     assert body["effects"] is None
