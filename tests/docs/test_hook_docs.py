@@ -67,7 +67,7 @@ def test_real_payloads_satisfy_the_documented_schemas(tmp_path: Path) -> None:
         try:
             validators[payload["event"]](payload)
         except fastjsonschema.JsonSchemaException as exc:  # pragma: no cover - the failure
-            pytest.fail(f"{payload['event']} payload breaks its schema: {exc.message}")
+            pytest.fail(f"{payload['event']} payload breaks its schema: {exc}")
     pre = validators["PreToolUse"]
     with pytest.raises(fastjsonschema.JsonSchemaException):
         pre({**payloads[2], "surprise": 1})  # the schemas are closed: they can fail

@@ -32,18 +32,23 @@ __all__ = ["HookSet", "Subscription", "SubscriptionExplanation"]
 _NONE: Final[tuple[Any, ...]] = ()
 
 
-@attrs.frozen(kw_only=True, eq=False)
 class Subscription:
     """One hook subscribed to one tool's calls at one event: its ``when`` bound to that
     tool (``None``: every call of the tool)."""
 
-    hook: LoadedHook
-    predicate: BoundPredicate | None
+    __slots__ = ("hook", "on_effects", "predicate", "test")
+
+    def __init__(self, hook: LoadedHook, predicate: BoundPredicate | None) -> None:
+        self.hook = hook
+        self.predicate = predicate
+        # The precompiled accessor, read directly on the hot path (as the rules' chains do).
+        self.test = predicate.accessor if predicate is not None else None
+        self.on_effects = predicate is not None and predicate.source == "effects"
 
     def applies(self, arguments: Any, effects: Any) -> bool:
         """Whether the hook runs for a call with these (validated) values."""
-        predicate = self.predicate
-        return predicate is None or predicate.matches_call(arguments, effects)
+        test = self.test
+        return test is None or test(effects if self.on_effects else arguments)
 
 
 @attrs.frozen(kw_only=True)
@@ -151,10 +156,16 @@ class HookSet:
         self, event: str, identity: str, arguments: Any, effects: Any
     ) -> tuple[LoadedHook, ...]:
         """The hooks that run at ``event`` for one call, in order."""
-        subs = self.subscriptions(event, identity)
+        by_tool = self._tool_subs.get(event)
+        subs = by_tool.get(identity) if by_tool else None
         if not subs:
             return _NONE
-        return tuple(s.hook for s in subs if s.applies(arguments, effects))
+        chosen: list[LoadedHook] = []
+        for sub in subs:
+            test = sub.test
+            if test is None or test(effects if sub.on_effects else arguments):
+                chosen.append(sub.hook)
+        return tuple(chosen)
 
     def timeout(self, hook: LoadedHook) -> float:
         """Seconds ``hook`` may run: its own ``timeout_ms``, never above the agent's cap,

@@ -1,0 +1,182 @@
+"""The cost of command hooks on a tool call.
+
+Four agents over one async no-op tool with a batch-shaped schema, each call its arguments
+as the model's JSON text, every dispatch step running:
+
+1. no hooks;
+2. one PreToolUse hook subscribed by ``match`` to other tools only (its glob never matches);
+3. one PreToolUse hook subscribed to the tool with a ``when`` that does not match the call
+   (one RE2 predicate on ``commands[*].command``, two commands per call);
+4. one PreToolUse hook that runs: a process start (``/bin/sh -c 'exit 0'``), its payload on
+   stdin, its answer read.
+
+1-3 are timed in alternating rounds in the same run, each round in the other order (the
+best round of each), and 2 and 3 are printed as a ratio to 1. Target: at most 1.1x. They are
+timed twice: with no rules (the bare call, where a hook's one predicate weighs most) and
+with ``bench_dispatch.py``'s reference policy (50 rules, 5 conditional).
+
+Run: ``uv run python benchmarks/bench_hooks.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from raw_core.agent import load_agent
+from raw_core.config import load_config
+from raw_core.dispatch import Dispatcher
+from raw_core.plugins import PluginHost
+from raw_core.tools.calls import ToolCall
+
+CALLS = 2000
+ROUNDS = 25
+RUNNING_CALLS = 200
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "commands": {
+            "type": "array",
+            "maxItems": 16,
+            "items": {
+                "type": "object",
+                "properties": {"command": {"type": "string"}},
+                "required": ["command"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["commands"],
+    "additionalProperties": False,
+}
+CALL = ToolCall(
+    id="c",
+    name="noop",
+    arguments='{"commands": [{"command": "ls -la"}, {"command": "git status"}]}',
+)
+HOOKS: dict[str, dict[str, Any]] = {
+    "other-tools": {"match": "other/*"},
+    "not-this-call": {
+        "match": "agent/noop",
+        "when": {"source": "arguments", "any": "commands[*].command", "regex": r"\bgit\s+push\b"},
+    },
+    "runs": {"match": "agent/noop"},
+}
+
+
+def rules() -> list[dict[str, Any]]:
+    """``bench_dispatch.py``'s 50 rules: 45 for other tools, 5 conditional asks."""
+    found: list[dict[str, Any]] = [
+        {"match": f"other/tool_{index}", "effect": "deny"} for index in range(45)
+    ]
+    for index in range(5):
+        regex = f"(^|[;&|])\\s*(sudo\\s+)?forbidden_{index}(\\s|$)"
+        found.append(
+            {
+                "match": "agent/noop",
+                "effect": "ask",
+                "when": {"source": "arguments", "any": "commands[*].command", "regex": regex},
+            }
+        )
+    return found
+
+
+def project(root: Path) -> None:
+    tool = root / "tools" / "noop"
+    tool.mkdir(parents=True)
+    manifest = {
+        "api_version": 2,
+        "id": "noop",
+        "version": "1.0.0",
+        "name": "noop",
+        "description": "Does nothing.",
+        "input_schema": SCHEMA,
+        "entry": "./tool.py",
+        "condition_sources": ["arguments"],
+    }
+    (tool / "tool.json").write_text(json.dumps(manifest))
+    (tool / "tool.py").write_text(
+        "RESULT = {'content': [{'type': 'text', 'text': 'ok'}]}\n"
+        "async def handler(args, context):\n    return RESULT\n"
+    )
+    agents: dict[str, Any] = {
+        "none": {"tools": {"use": ["agent/noop"]}},
+        "none+rules": {"tools": {"use": ["agent/noop"], "rules": rules()}},
+    }
+    for name, subscription in HOOKS.items():
+        folder = root / "hooks" / name
+        folder.mkdir(parents=True)
+        hook = {
+            "protocol_version": 2,
+            "id": name,
+            "version": "1.0.0",
+            "description": "A benchmark hook.",
+            "events": ["PreToolUse"],
+            "command": ["/bin/sh", "-c", "exit 0"],
+            **subscription,
+        }
+        (folder / "hook.json").write_text(json.dumps(hook))
+        agents[name] = {"tools": {"use": ["agent/noop"]}, "hooks": {"use": [f"agent/{name}"]}}
+        agents[f"{name}+rules"] = {
+            "tools": {"use": ["agent/noop"], "rules": rules()},
+            "hooks": {"use": [f"agent/{name}"]},
+        }
+    (root / "raw.json").write_text(json.dumps({"agents": agents}))
+
+
+async def per_call(dispatcher: Dispatcher, calls: int) -> float:
+    started = time.perf_counter()
+    for _ in range(calls):
+        await dispatcher.dispatch(CALL)
+    return (time.perf_counter() - started) / calls
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as temp:
+        root = Path(temp)
+        project(root)
+        config = load_config(root / "raw.json")
+        dispatchers = {
+            name: load_agent(config, name, host=PluginHost()).dispatcher(host=None, cwd=root)
+            for name in config.agents
+        }
+        for name, dispatcher in dispatchers.items():
+            result = await dispatcher.dispatch(CALL)
+            assert result.status == "ok", (name, result.text())
+        measured = [f"{name}{rules}" for rules in ("", "+rules") for name in MEASURED]
+        best = dict.fromkeys(measured, float("inf"))
+        for index in range(ROUNDS):  # alternating, each round in the other order
+            for name in measured if index % 2 else reversed(measured):
+                best[name] = min(best[name], await per_call(dispatchers[name], CALLS))
+        running = await per_call(dispatchers["runs"], RUNNING_CALLS)
+    print(f"{CALLS} calls per round, best of {ROUNDS} alternating rounds")
+    print("| agent | µs per call | ratio to no hooks |")
+    print("| --- | --- | --- |")
+    for rules, label in (("", "no rules"), ("+rules", "50 rules")):
+        base = best[f"none{rules}"]
+        for name in MEASURED:
+            value = best[f"{name}{rules}"]
+            print(f"| {LABELS[name]}, {label} | {value * 1e6:.1f} | {value / base:.2f} |")
+    base = best["none"]
+    print(
+        f"| one hook that runs (a process start), no rules, {RUNNING_CALLS} calls"
+        f" | {running * 1e6:.0f} | {running / base:.0f} |"
+    )
+
+
+MEASURED = ("none", "other-tools", "not-this-call")
+LABELS = {
+    "none": "no hooks",
+    "other-tools": "one hook, its match selects other tools",
+    "not-this-call": "one hook, subscribed, its when does not match the call",
+}
+
+
+if __name__ == "__main__":
+    anyio.run(main)
