@@ -169,8 +169,8 @@ def validate(config_path: Path | None, as_json: bool) -> None:
 def trust(directory: Path | None) -> None:
     """Trust DIRECTORY (default: the current one), so its raw.json is used.
 
-    A project's raw.json can select agent/ tools and command variables, which run code, so
-    raw reads it only from folders you trusted.
+    A project's raw.json can select agent/ tools, command hooks and command variables, which
+    run code, so raw reads it only from folders you trusted.
     """
     from raw_core.app import trust_folder
 

@@ -2,8 +2,8 @@
 
 In order: the file given with ``--config`` (explicit trust); else ``./raw.json`` in the
 working directory, but only once the user has trusted that folder (``raw config trust``),
-because such a file can select ``agent/`` tools and command variables, which run code; else
-``$XDG_CONFIG_HOME/raw/config.json`` (``~/.config/raw/config.json``).
+because such a file can select ``agent/`` tools, command hooks and command variables, which
+run code; else ``$XDG_CONFIG_HOME/raw/config.json`` (``~/.config/raw/config.json``).
 """
 
 from __future__ import annotations
@@ -106,9 +106,9 @@ def find_config(
         if is_trusted(here, environ):
             return project.absolute()
         raise ConfigUntrusted(
-            f"{project} can select agent/ tools and command variables, which run code, and"
-            f" this folder is not trusted. Trust it with `raw config trust {here}`, or pass"
-            f" the file explicitly with --config {project}",
+            f"{project} can select agent/ tools, command hooks and command variables, which run"
+            f" code, and this folder is not trusted. Trust it with `raw config trust {here}`,"
+            f" or pass the file explicitly with --config {project}",
             path=str(project),
         )
     user = user_config_path(environ)
