@@ -19,6 +19,7 @@ from raw_core.app import App
 from raw_core.plugins import PluginHost
 from raw_core.runtime.frontend import CallbackFrontEnd
 from raw_core.tools.calls import ApprovalRequest, CallInfo, CancellationSignal, ToolCall, Verdict
+from raw_core.tools.results import model_bytes
 from tests.command_hooks import gone_within, runs, write_config, write_hook, write_tool
 
 pytestmark = pytest.mark.anyio
@@ -188,6 +189,11 @@ async def test_a_hook_that_crashes_or_answers_garbage_fails_the_call_closed(
     assert result.code == "hook_failed"
     assert said in result.message
     assert result.message.startswith("hook agent/broken (PreToolUse) ")
+    # What went wrong is the host's to read; the model reads a plain sentence.
+    assert (
+        result.text()
+        == "error [hook_failed]: a check the user set up failed, so the call did not run"
+    )
     assert not handler_ran(root)
 
 
@@ -384,8 +390,14 @@ async def test_a_failing_post_tool_use_hook_withholds_the_result(root: Path) -> 
     result = await call(root)
     assert handler_ran(root)
     assert result.code == "hook_failed"
-    assert result.text().startswith("echo ran, and a hook withheld its result: hook agent/broken")
-    assert "echo: hello" not in result.text()
+    # The model reads a plain sentence; the host gets the hook and what went wrong.
+    assert (
+        result.text() == "echo ran, and a hook withheld its result: a check the user set up failed"
+    )
+    (host,) = result.full_content
+    assert host.text.startswith("echo ran, and a hook withheld its result: hook agent/broken")
+    assert "not strict JSON" in host.text
+    assert "echo: hello" not in json.dumps(result.to_dict())
 
 
 async def test_post_tool_use_adds_one_bounded_context_line(root: Path) -> None:
@@ -406,6 +418,26 @@ async def test_post_tool_use_adds_one_bounded_context_line(root: Path) -> None:
     assert len(line.text.encode()) < 1100
     assert "\n" not in line.text
     assert [b.text for b in result.full_content] == ["echo: hello"]  # the user's view
+
+
+async def test_context_lines_stay_under_the_result_cap(root: Path) -> None:
+    for name in ("one", "two"):
+        write_hook(
+            root,
+            name,
+            events=["PostToolUse"],
+            python=f'print(json.dumps({{"context": "{name} " + "z" * 900}}))\n',
+        )
+    write_config(root, ["agent/one", "agent/two"], max_output_bytes=600)
+    result = await call(root, "w" * 2000)
+    assert result.status == "ok"
+    assert model_bytes(result.content) <= 600
+    assert result.truncated
+    *output, first, second = result.content
+    assert first.text.startswith("[hook agent/one] one zz")
+    assert second.text.startswith("[hook agent/two] two zz")
+    assert "output truncated" in output[-1].text  # the result was cut to make room
+    assert output[0].text.startswith("echo: www")
 
 
 async def test_post_tool_use_does_not_run_for_a_call_that_never_ran(root: Path) -> None:

@@ -424,6 +424,7 @@ class ResultWithheld(DispatchError):
     the model reads that the tool ran and why the result was withheld."""
 
     code = "result_withheld"
+    model_text = "a check the user set up withheld this result"
 
 
 class ApprovalDenied(DispatchError):

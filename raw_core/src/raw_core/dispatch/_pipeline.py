@@ -231,7 +231,14 @@ class Dispatcher:
                 result = await self._guard(
                     signal,
                     None,
-                    post_tool_use(self.hooks, chosen, info, result, self._hook_context()),
+                    post_tool_use(
+                        self.hooks,
+                        chosen,
+                        info,
+                        result,
+                        self._hook_context(),
+                        max_bytes=self.max_output_bytes,
+                    ),
                 )
         except RawError as error:  # DispatchError, or a RawError a handler raised
             result = ToolResult.from_error(error, effects=effects)

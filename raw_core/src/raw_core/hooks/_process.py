@@ -101,15 +101,19 @@ async def run_process(
     """Run ``argv`` in ``cwd`` with ``env``, ``stdin`` as its input; stop it after
     ``timeout`` seconds. Cancelling the caller kills the process group and re-raises."""
     try:
-        process = await anyio.open_process(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-        )
+        # Shielded: the hook may already run (and start children) before this await
+        # returns, so a cancellation here would leave a group nobody kills. A pending
+        # cancellation is delivered at the first await below, where the group is killed.
+        with anyio.CancelScope(shield=True):
+            process = await anyio.open_process(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+            )
     except OSError as exc:
         return Finished(status="not_started", error=exc.strerror or type(exc).__name__)
     stdout, stderr = _Capture(limit), _Capture(limit)

@@ -35,7 +35,7 @@ from raw_core.hooks.replies import Reply, outcome_problem, read_reply
 from raw_core.hooks.subscriptions import HookSet
 from raw_core.sessions.blocks import TextBlock, cut_utf8
 from raw_core.tools.calls import HOOK_PROTOCOL_VERSION, CallInfo, Verdict
-from raw_core.tools.results import ToolResult
+from raw_core.tools.results import ToolResult, cap_blocks, model_bytes
 
 __all__ = [
     "MAX_CONTEXT_BYTES",
@@ -132,8 +132,10 @@ async def pre_tool_use(
         if reply.context is not None:
             raise _refuse(hook, "PreToolUse", "a context line")
         if reply.decision == "deny":
+            # The hook's own reason was written for the model, so it reaches it.
             raise HookDenied(
                 reply.reason or f"denied by hook {hook.identity}",
+                for_model=reply.reason,
                 hook=hook.identity,
                 event="PreToolUse",
             )
@@ -142,18 +144,37 @@ async def pre_tool_use(
     return verdict
 
 
-def _withheld(call: CallInfo, result: ToolResult, error: RawError, why: str) -> ToolResult:
-    text = f"{call.name} ran, and a hook withheld its result: {why}"
-    block = (TextBlock(text=text),)
+def _withheld(call: CallInfo, result: ToolResult, error: RawError) -> ToolResult:
+    """The result in place of one a hook withheld: the model reads that the tool ran and
+    why (a hook's reason, or a failure's plain sentence); the host gets the whole message."""
+    said = "{} ran, and a hook withheld its result: {}"
+    why = "a check the user set up failed" if isinstance(error, HookFailed) else None
+    model = (TextBlock(text=said.format(call.name, why or error.model_message)),)
+    host = (TextBlock(text=said.format(call.name, error.message)),)
     return ToolResult(
         status="error",
         code=error.code,
         message=error.message,
-        content=block,
-        full_content=block,
+        content=model,
+        full_content=host,
         effects=result.effects,
         details=dict(error.context),
     )
+
+
+def _with_lines(result: ToolResult, lines: Sequence[TextBlock], max_bytes: int) -> ToolResult:
+    """``result`` with the hooks' context lines after it, all under the result cap: when
+    they do not fit beside it, the lines get at most half the cap and the result is cut
+    (from its full output) to what is left."""
+    extra = model_bytes(lines)
+    if model_bytes(result.content) + extra <= max_bytes:
+        return attrs.evolve(result, content=(*result.content, *lines))
+    if extra > max_bytes // 2:
+        share = max_bytes // 2 // len(lines)
+        lines = [TextBlock(text=cut_utf8(line.text, share)) for line in lines]
+        extra = model_bytes(lines)
+    content, _ = cap_blocks(result.full_content, max_bytes - extra)
+    return attrs.evolve(result, content=(*content, *lines), truncated=True)
 
 
 async def post_tool_use(
@@ -162,10 +183,13 @@ async def post_tool_use(
     call: CallInfo,
     result: ToolResult,
     context: HookContext,
+    *,
+    max_bytes: int,
 ) -> ToolResult:
     """After the handler: run ``chosen`` in order with the result as the model would read
     it. A deny withholds the result (``result_withheld``), a failure too (``hook_failed``);
-    otherwise each hook may add one context line after the result."""
+    otherwise each hook may add one context line after the result, the whole under the
+    result cap ``max_bytes``."""
     payload = _tool_payload(
         "PostToolUse",
         call,
@@ -179,16 +203,16 @@ async def post_tool_use(
             if reply.decision == "ask":
                 raise _refuse(hook, "PostToolUse", "ask (the handler has run)")
         except HookFailed as error:
-            return _withheld(call, result, error, error.message)
+            return _withheld(call, result, error)
         if reply.decision == "deny":
             reason = reply.reason or f"hook {hook.identity} gave no reason"
-            withheld = ResultWithheld(reason, hook=hook.identity, event="PostToolUse")
-            return _withheld(call, result, withheld, reason)
+            withheld = ResultWithheld(
+                reason, for_model=reply.reason, hook=hook.identity, event="PostToolUse"
+            )
+            return _withheld(call, result, withheld)
         if reply.context is not None:
             lines.append(_line(hook, reply.context))
-    if not lines:
-        return result
-    return attrs.evolve(result, content=(*result.content, *lines))
+    return _with_lines(result, lines, max_bytes) if lines else result
 
 
 async def user_prompt_submit(
@@ -208,7 +232,10 @@ async def user_prompt_submit(
             return error, ()
         if reply.decision == "deny":
             reason = reply.reason or f"the prompt was blocked by hook {hook.identity}"
-            return HookDenied(reason, hook=hook.identity, event="UserPromptSubmit"), ()
+            denied = HookDenied(
+                reason, for_model=reply.reason, hook=hook.identity, event="UserPromptSubmit"
+            )
+            return denied, ()
         if reply.context is not None:
             lines.append(_line(hook, reply.context))
     return None, tuple(lines)

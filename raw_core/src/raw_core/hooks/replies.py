@@ -117,8 +117,7 @@ def read_reply(hook: LoadedHook, event: str, finished: Finished, timeout: float)
     if problem is not None:
         raise _failed(hook, event, problem)
     if finished.returncode == 2:
-        said = stderr_text(finished)
-        return Reply(decision="deny", reason=said or f"denied by hook {hook.identity}")
+        return Reply(decision="deny", reason=stderr_text(finished) or None)
     if finished.stdout_dropped:
         size = len(finished.stdout) + finished.stdout_dropped
         raise _failed(hook, event, f"printed {size} bytes; the limit is {MAX_STREAM_BYTES}")
