@@ -18,6 +18,7 @@ import pytest
 import raw_builtin_tools
 import raw_core
 import raw_providers
+import raw_store_postgres
 
 CLI = Path(raw_core.__file__).parent / "cli"
 
@@ -30,6 +31,7 @@ DISTRIBUTIONS = {
     "raw_core": Path(raw_core.__file__).parent,
     "raw_builtin_tools": Path(raw_builtin_tools.__file__).parent,
     "raw_providers": Path(raw_providers.__file__).parent,
+    "raw_store_postgres": Path(raw_store_postgres.__file__).parent,
 }
 
 

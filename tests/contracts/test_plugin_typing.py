@@ -19,7 +19,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-SRC_DIRS = [ROOT / name / "src" for name in ("raw_core", "raw_builtin_tools", "raw_providers")]
+SRC_DIRS = [
+    ROOT / name / "src"
+    for name in ("raw_core", "raw_builtin_tools", "raw_providers", "raw_store_postgres")
+]
 HOW_TO = ROOT / "docs" / "how-to" / "write-a-hook-plugin.md"
 FILE_BLOCK = re.compile(r"<!-- file: raw_audit/plugin\.py -->\n```python\n(?P<body>.*?)```", re.S)
 ERROR = re.compile(

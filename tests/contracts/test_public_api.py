@@ -13,6 +13,7 @@ PACKAGES = [
     "raw_builtin_tools",
     "raw_builtin_tools.toolkit",
     "raw_providers",
+    "raw_store_postgres",
     "raw_core.errors",
     "raw_core.config",
     "raw_core.tools.manifest",
@@ -73,7 +74,8 @@ def test_raw_core_does_not_import_the_other_distributions() -> None:
     code = (
         "import sys\n"
         "import raw_core.agent, raw_core.tools.registry, raw_core.cli\n"
-        "print(','.join(m for m in ('raw_builtin_tools', 'raw_providers') if m in sys.modules))\n"
+        "print(','.join(m for m in ('raw_builtin_tools', 'raw_providers', 'raw_store_postgres')"
+        " if m in sys.modules))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -29,7 +29,7 @@ class FolderBackends:
     def __init__(self) -> None:
         self.opened: list[Mapping[str, Any]] = []
 
-    async def open(self, *, options: Mapping[str, Any], expire_after_days: float) -> Any:
+    async def open(self, *, options: Mapping[str, Any], expire_after_days: float, **_: Any) -> Any:
         self.opened.append(dict(options))
         return await SqliteBackend.open(
             Path(options["root"]) / options["name"], expire_after_days=expire_after_days

@@ -1,4 +1,8 @@
-"""Opening the session backend a config names: raw's SQLite store, or a plug-in's."""
+"""Opening the session backend a config names: raw's SQLite store, or a plug-in's.
+
+A plug-in's factory is called as ``factory(options=..., expire_after_days=...,
+resolve_var=...)``: ``resolve_var(name)`` reads a config variable (``vars``), so an option
+such as a connection string can be ``{"var": "NAME"}`` instead of a value in the file."""
 
 from __future__ import annotations
 
@@ -39,8 +43,13 @@ async def open_backend(
         )
     if record.validate_config is not None:
         record.validate_config(chosen.options, "$.sessions.backend")
+    from raw_core.agent.variables import VarService
+
+    variables = VarService(config.vars, (), base_dir=config.directory)
     try:
-        return await record.factory(options=chosen.options, expire_after_days=days)
+        return await record.factory(
+            options=chosen.options, expire_after_days=days, resolve_var=variables.read_defined
+        )
     except RawError:
         raise
     except Exception as exc:

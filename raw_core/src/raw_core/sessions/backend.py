@@ -444,7 +444,10 @@ class SessionBackendRecord:
     ``sessions.backend`` in the config names it by ``name`` (``{"type": "<name>", ...}``);
     ``validate_config(options, field)`` checks the section's other keys and raises
     ``config_invalid`` naming the field below ``field``; ``factory(options=...,
-    expire_after_days=...)`` opens the backend.
+    expire_after_days=..., resolve_var=...)`` opens the backend, where
+    ``resolve_var(name)`` reads a config variable (a connection string given as
+    ``{"var": "NAME"}``, say). A factory should take further keyword arguments
+    (``**kwargs``) and ignore them, so later ones do not break it.
     """
 
     name: str

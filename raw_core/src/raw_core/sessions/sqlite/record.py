@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from raw_core.errors import ConfigInvalid
@@ -45,9 +45,14 @@ def _directory(options: Mapping[str, Any]) -> str | None:
 
 
 async def _open_backend(
-    *, options: Mapping[str, Any], expire_after_days: float = DEFAULT_EXPIRE_AFTER_DAYS
+    *,
+    options: Mapping[str, Any],
+    expire_after_days: float = DEFAULT_EXPIRE_AFTER_DAYS,
+    resolve_var: Callable[[str], str] | None = None,
+    **_: Any,
 ) -> SqliteBackend:
-    """The record's factory: the backend in ``options["directory"]`` or the default one."""
+    """The record's factory: the backend in ``options["directory"]`` or the default one
+    (SQLite reads no variable)."""
     return await SqliteBackend.open(_directory(options), expire_after_days=expire_after_days)
 
 

@@ -1,0 +1,398 @@
+"""Rows and records: ids, cursors, and the stored forms of entries, state and requests.
+
+The bodies are the JSON forms raw's SQLite store writes (``raw_core.sessions.messages`` for
+messages, ``raw_core.sessions.sqlite.entries`` for display-only entries), with the same
+format numbers, so a row reads the same whichever store holds it. A row of a newer format
+or kind is ``store_too_new``; one that cannot be read is ``store_corrupt``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import secrets
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+import attrs
+from psycopg.rows import TupleRow
+
+from raw_core.errors import (
+    InvalidCursor,
+    RequestNotFound,
+    RequestNotPending,
+    SessionExpired,
+    SessionNotFound,
+    StoreCorrupt,
+    StoreTooNew,
+)
+from raw_core.sessions.backend import (
+    ApprovalEntry,
+    ModelOnly,
+    PendingRequest,
+    SessionInfo,
+    SessionState,
+    ToolOutput,
+)
+from raw_core.sessions.messages import (
+    MESSAGE_FORMAT,
+    AssistantMessage,
+    Message,
+    ToolResultMessage,
+    UserMessage,
+    dumps_message,
+    loads_message,
+)
+from raw_core.sessions.sqlite.entries import (
+    ENTRY_FORMAT,
+    REQUEST_STATES,
+    answer_from_dict,
+    dumps_approval,
+    dumps_json,
+    dumps_tool_output,
+    loads_approval,
+    loads_tool_output,
+)
+from raw_store_postgres._errors import BACKEND
+from raw_store_postgres._schema import (
+    KIND_APPROVAL,
+    KIND_MESSAGE,
+    KIND_MODEL_ONLY,
+    KIND_TOOL_OUTPUT,
+    Connection,
+)
+
+__all__ = [
+    "Clock",
+    "Connection",
+    "Cursor",
+    "Expiry",
+    "decode_entry",
+    "decode_message",
+    "encode_entry",
+    "info_from_row",
+    "is_request_id",
+    "is_session_id",
+    "new_session_id",
+    "not_found",
+    "not_pending",
+    "request_from_row",
+    "request_not_found",
+    "state_from_row",
+    "state_text",
+]
+
+Clock = Callable[[], datetime]
+"""The current time as an aware datetime."""
+
+_SESSION_ID = re.compile(r"[0-9a-f]{32}")
+_REQUEST_ID = re.compile(r"req_[0-9a-f]{32}")
+_MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage)
+
+
+def new_session_id() -> str:
+    """A fresh id of the form raw's SQLite store uses: creation time in milliseconds (12 hex
+    digits), then 80 random bits, so ids sort by creation and never collide."""
+    return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
+
+
+def is_session_id(value: str) -> bool:
+    return _SESSION_ID.fullmatch(value) is not None
+
+
+def is_request_id(value: str) -> bool:
+    return _REQUEST_ID.fullmatch(value) is not None
+
+
+def _shown(value: str) -> str:
+    return value if len(value) <= 80 else value[:77] + "..."
+
+
+def not_found(session_id: str) -> SessionNotFound:
+    shown = _shown(session_id)
+    return SessionNotFound(
+        f"no session has the id {shown!r} (it may have expired and been pruned)",
+        session_id=shown,
+    )
+
+
+def request_not_found(request_id: str) -> RequestNotFound:
+    shown = _shown(request_id)
+    return RequestNotFound(
+        f"no pending request has the id {shown!r} (its session may have been deleted)",
+        request_id=shown,
+    )
+
+
+def not_pending(request: PendingRequest) -> RequestNotPending:
+    why = (
+        "its deadline passed before the answer came"
+        if request.state == "expired"
+        else "the first answer (or its end) stands"
+    )
+    return RequestNotPending(
+        f"expected a pending request, found request {request.id} {request.state}: {why}",
+        request_id=request.id,
+        state=request.state,
+    )
+
+
+def utc(moment: datetime) -> datetime:
+    """``moment`` in UTC (the server hands times back in its own time zone)."""
+    return moment.astimezone(UTC)
+
+
+class Expiry:
+    """How long a session lasts without conversation activity, and the clock that says
+    what time it is."""
+
+    def __init__(self, after: timedelta, clock: Clock | None = None) -> None:
+        self.after = after
+        self._clock = clock
+
+    def now(self) -> datetime:
+        return utc(self._clock()) if self._clock is not None else datetime.now(UTC)
+
+    def cutoff(self, now: datetime | None = None) -> datetime:
+        """The oldest last activity of a session that has not expired at ``now``."""
+        return (self.now() if now is None else utc(now)) - self.after
+
+    def check(self, session_id: str, last_activity: datetime) -> None:
+        """``session_expired`` when the session has expired by now."""
+        if last_activity < self.cutoff():
+            when = utc(last_activity + self.after)
+            days = self.after.total_seconds() / 86400
+            raise SessionExpired(
+                f"session {session_id} expired at {when:%Y-%m-%d %H:%M:%S} UTC, {days:g} days"
+                " after its last activity: an expired session cannot be opened or resumed,"
+                " and its data is deleted the next time the store is opened for writing",
+                session_id=session_id,
+                expired_at=when.isoformat(),
+            )
+
+
+# --- cursors -------------------------------------------------------------------------------
+
+_CURSOR_VERSION = "pg1"
+_END: Final = 2**62  # past every position of a session
+
+
+@attrs.frozen(kw_only=True)
+class Cursor:
+    """A page boundary: entries after ``position`` (oldest first) or before it (newest
+    first). URL-safe base64 of ``pg1:<f|b>:<position>:<session id>``; opaque to callers."""
+
+    session_id: str
+    newest_first: bool
+    position: int
+
+    def encode(self) -> str:
+        direction = "b" if self.newest_first else "f"
+        text = f"{_CURSOR_VERSION}:{direction}:{self.position}:{self.session_id}"
+        return base64.urlsafe_b64encode(text.encode("ascii")).decode("ascii").rstrip("=")
+
+    @classmethod
+    def decode(cls, text: str, *, session_id: str, newest_first: bool) -> Cursor:
+        """The cursor :meth:`encode` made for ``session_id`` in that order;
+        ``invalid_cursor`` for anything else."""
+        try:
+            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode("ascii")
+            version, direction, position_text, owner = raw.split(":")
+            position = int(position_text)
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            raise InvalidCursor(
+                "expected a cursor returned by a page of this session, found an unreadable string",
+                field="cursor",
+                session_id=session_id,
+            ) from None
+        if version != _CURSOR_VERSION or direction not in ("f", "b") or not 0 <= position <= _END:
+            raise InvalidCursor(
+                "expected a cursor returned by a page of this session, found an unknown form",
+                field="cursor",
+                session_id=session_id,
+            )
+        if owner != session_id:
+            raise InvalidCursor(
+                f"expected a cursor of session {session_id}, found one of session {owner}",
+                field="cursor",
+                session_id=session_id,
+            )
+        if (direction == "b") != newest_first:
+            order = "newest first" if direction == "b" else "oldest first"
+            raise InvalidCursor(
+                f"this cursor pages {order}; pass newest_first={direction == 'b'}",
+                field="cursor",
+                session_id=session_id,
+            )
+        return cls(session_id=owner, newest_first=newest_first, position=position)
+
+
+# --- entries -------------------------------------------------------------------------------
+
+
+def encode_entry(entry: Any) -> tuple[int, int, str]:
+    """``(kind, format, body)`` of the row an entry becomes; ``TypeError`` for anything
+    that is not one, ``ValueError`` for tool output past the cap."""
+    if isinstance(entry, _MESSAGES):
+        return KIND_MESSAGE, MESSAGE_FORMAT, dumps_message(entry)
+    if isinstance(entry, ModelOnly):
+        if not isinstance(entry.message, _MESSAGES):
+            raise TypeError(
+                f"expected a message in ModelOnly, found {type(entry.message).__name__}"
+            )
+        return KIND_MODEL_ONLY, MESSAGE_FORMAT, dumps_message(entry.message)
+    if isinstance(entry, ToolOutput):
+        return KIND_TOOL_OUTPUT, ENTRY_FORMAT, dumps_tool_output(entry)
+    if isinstance(entry, ApprovalEntry):
+        return KIND_APPROVAL, ENTRY_FORMAT, dumps_approval(entry)
+    raise TypeError(
+        f"expected a message, ModelOnly, ToolOutput or ApprovalEntry, found {type(entry).__name__}"
+    )
+
+
+def _too_new(session_id: str, what: str, found: str, reads: str) -> StoreTooNew:
+    return StoreTooNew(
+        f"{what} of session {session_id} has {found}, written by a newer raw "
+        f"(this raw reads {reads})",
+        backend=BACKEND,
+        session_id=session_id,
+    )
+
+
+def _unreadable(session_id: str, what: str, exc: Exception) -> StoreCorrupt:
+    return StoreCorrupt(
+        f"{what} of session {session_id} cannot be read: {exc}",
+        backend=BACKEND,
+        session_id=session_id,
+    )
+
+
+def decode_message(session_id: str, seq: int, fmt: int | None, body: str | None) -> Message:
+    """A stored message."""
+    if fmt is not None and fmt > MESSAGE_FORMAT:
+        raise _too_new(session_id, f"message {seq}", f"format {fmt}", f"format {MESSAGE_FORMAT}")
+    try:
+        if fmt != MESSAGE_FORMAT or body is None:
+            raise ValueError(f"format {fmt!r} with {'no' if body is None else 'a'} body")
+        return loads_message(body)
+    except ValueError as exc:
+        raise _unreadable(session_id, f"message {seq}", exc) from exc
+
+
+def decode_entry(session_id: str, seq: int, kind: int, fmt: int, body: str) -> Any:
+    """A stored display row: a message, a tool output or an approval."""
+    if kind == KIND_MESSAGE:
+        return decode_message(session_id, seq, fmt, body)
+    if kind not in (KIND_TOOL_OUTPUT, KIND_APPROVAL):
+        if kind > KIND_APPROVAL:
+            raise _too_new(session_id, f"entry {seq}", f"kind {kind}", f"up to {KIND_APPROVAL}")
+        raise _unreadable(session_id, f"entry {seq}", ValueError(f"kind {kind} in a page"))
+    if fmt > ENTRY_FORMAT:
+        raise _too_new(session_id, f"entry {seq}", f"format {fmt}", f"format {ENTRY_FORMAT}")
+    try:
+        if fmt != ENTRY_FORMAT:
+            raise ValueError(f"format {fmt!r}")
+        return loads_tool_output(body) if kind == KIND_TOOL_OUTPUT else loads_approval(body)
+    except ValueError as exc:
+        raise _unreadable(session_id, f"entry {seq}", exc) from exc
+
+
+# --- sessions and their state ----------------------------------------------------------------
+
+INFO_COLUMNS: Final = "id, title, created_at, last_activity, cwd"
+
+
+def info_from_row(row: TupleRow) -> SessionInfo:
+    return SessionInfo(
+        id=row[0], title=row[1], created_at=utc(row[2]), last_activity=utc(row[3]), cwd=row[4]
+    )
+
+
+def _corrupt_state(session_id: str, problem: str) -> StoreCorrupt:
+    return StoreCorrupt(
+        f"the state of session {session_id} cannot be read: {problem}",
+        backend=BACKEND,
+        session_id=session_id,
+    )
+
+
+def _string_map(value: Any, key: str, session_id: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise _corrupt_state(session_id, f"expected {key} to map names to strings")
+    return value
+
+
+def state_from_row(title: str, cwd: str | None, text: str, session_id: str) -> SessionState:
+    """The typed state of a sessions row (the keys raw's SQLite store uses)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise _corrupt_state(session_id, str(exc)) from exc
+    if not isinstance(data, dict):
+        raise _corrupt_state(session_id, f"expected an object, found {type(data).__name__}")
+    tools = data.get("tools")
+    cache_key = data.get("cache_key")
+    if cache_key is not None and not isinstance(cache_key, str):
+        raise _corrupt_state(session_id, "expected cache_key to be a string")
+    return SessionState(
+        title=title,
+        cwd=cwd,
+        tool_digests=None if tools is None else _string_map(tools, "tools", session_id),
+        cache_key=cache_key,
+        skills_seen=_string_map(data.get("skills_seen", {}), "skills_seen", session_id),
+    )
+
+
+def state_text(state: SessionState) -> str:
+    """The JSON object of a typed state (its title and cwd have columns of their own)."""
+    data: dict[str, Any] = {}
+    if state.tool_digests is not None:
+        data["tools"] = dict(state.tool_digests)
+    if state.cache_key is not None:
+        data["cache_key"] = state.cache_key
+    if state.skills_seen:
+        data["skills_seen"] = dict(state.skills_seen)
+    return dumps_json(data)
+
+
+# --- requests ------------------------------------------------------------------------------
+
+REQUEST_COLUMNS: Final = (
+    "r.id, s.id, r.kind, r.tool_call_id, r.show, r.created_at, r.deadline, r.state,"
+    " r.answer, r.answered_at"
+)
+
+
+def request_from_row(row: TupleRow) -> PendingRequest:
+    rid, sid, kind, call_id, show, created_at, deadline, state, answer, answered_at = row
+    try:
+        shown = json.loads(show)
+        if not isinstance(shown, dict):
+            raise ValueError("show: expected an object")
+        if state not in REQUEST_STATES:
+            raise ValueError(f"state: expected one of {sorted(REQUEST_STATES)}, found {state!r}")
+        decoded = None if answer is None else answer_from_dict(json.loads(answer))
+    except ValueError as exc:
+        raise StoreCorrupt(
+            f"request {rid} of session {sid} cannot be read: {exc}",
+            backend=BACKEND,
+            session_id=sid,
+        ) from exc
+    return PendingRequest(
+        id=rid,
+        session_id=sid,
+        kind=kind,
+        tool_call_id=call_id,
+        show=shown,
+        created_at=utc(created_at),
+        deadline=None if deadline is None else utc(deadline),
+        state=state,
+        answer=decoded,
+        answered_at=None if answered_at is None else utc(answered_at),
+    )
