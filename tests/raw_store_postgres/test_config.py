@@ -6,6 +6,7 @@ its sessions on the server."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +180,18 @@ async def test_the_app_keeps_its_sessions_on_the_server(
     dbname = postgres_dsn.rsplit("dbname=", 1)[1]
     stored = postgres_server.psql("SELECT count(*) FROM raw_sessions_v1.entries", dbname=dbname)
     assert stored == "2"  # the prompt and the reply
+
+
+def test_the_config_examples_of_the_scale_out_page_are_valid(tmp_path: Path) -> None:
+    page = Path(__file__).parents[2] / "docs" / "scale-out.md"
+    blocks = re.findall(r"```json\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 2
+    for index, block in enumerate(blocks):
+        example = json.loads(block)
+        assert example["sessions"]["backend"]["type"] == "postgres"
+        path = write_project(tmp_path / str(index), example["sessions"]["backend"])
+        config = json.loads(path.read_text())
+        path.write_text(json.dumps({**config, **{k: v for k, v in example.items() if k == "vars"}}))
+        loaded = load_config(path, host=postgres_host())
+        assert loaded.sessions.backend.type == "postgres"
+        parse_options(loaded.sessions.backend.options)
