@@ -407,28 +407,21 @@ class PostgresBackend:
         ``wait`` seconds for its writer, then ``session_locked``."""
         await self._info(session_id, live=False)
         seconds = self._lock_wait if wait is None else wait
-        gone = False
+
+        async def run(connection: Connection) -> bool:
+            async with connection.transaction():
+                key = await session_key(connection, session_id, None)
+                found = await connection.execute(
+                    "SELECT pg_try_advisory_xact_lock(%s, %s)", (LOCK_SPACE, key)
+                )
+                row = await found.fetchone()
+                if not (row and row[0]):
+                    return False  # its writer holds it
+                await connection.execute(f"DELETE FROM {SCHEMA}.sessions WHERE key = %s", (key,))
+                await connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, session_id))
+                return True
 
         async def attempt() -> bool:
-            nonlocal gone
-
-            async def run(connection: Connection) -> bool:
-                nonlocal gone
-                async with connection.transaction():
-                    key = await session_key(connection, session_id, None)
-                    found = await connection.execute(
-                        "SELECT pg_try_advisory_xact_lock(%s, %s)", (LOCK_SPACE, key)
-                    )
-                    row = await found.fetchone()
-                    if not (row and row[0]):
-                        return False
-                    await connection.execute(
-                        f"DELETE FROM {SCHEMA}.sessions WHERE key = %s", (key,)
-                    )
-                    await connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, session_id))
-                    gone = True
-                    return True
-
             return await self._on_pool(f"deleting session {session_id}", run)
 
         if not await _lock.poll(attempt, seconds):
