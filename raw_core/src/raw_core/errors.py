@@ -12,7 +12,8 @@ The tree::
     │   ├── ToolNotFound              tool_not_found
     │   ├── ToolSourceUnavailable     tool_source_unavailable
     │   ├── ToolNameConflict          tool_name_conflict
-    │   └── ToolSelectedTwice         tool_selected_twice
+    │   ├── ToolSelectedTwice         tool_selected_twice
+    │   └── McpServerFailed           mcp_server_failed
     ├── ConfigError                   a config file cannot be used
     │   ├── ConfigNotFound            config_not_found
     │   ├── ConfigInvalid             config_invalid
@@ -43,6 +44,7 @@ The tree::
     │   ├── ToolError                 tool_error
     │   ├── Cancelled                 cancelled
     │   ├── Timeout                   timeout
+    │   ├── McpToolChanged            mcp_tool_changed
     │   └── MaxStepsReached           max_steps
     ├── ProviderError                 a model request failed
     │   ├── AuthFailed                auth_failed
@@ -105,6 +107,8 @@ __all__ = [
     "ManifestError",
     "ManifestInvalid",
     "MaxStepsReached",
+    "McpServerFailed",
+    "McpToolChanged",
     "PluginConflict",
     "PluginError",
     "PluginInvalid",
@@ -254,6 +258,14 @@ class ToolSelectedTwice(SelectionError):
     """The same identity, or the same folder under two identities, is selected twice."""
 
     code = "tool_selected_twice"
+
+
+class McpServerFailed(SelectionError):
+    """An MCP server cannot be used: it did not start, did not answer in time, failed to
+    list its tools, or died. At load time the agent does not load; in a call the call ends
+    with this error (the next call starts the server again, once)."""
+
+    code = "mcp_server_failed"
 
 
 # --- config ----------------------------------------------------------------------------
@@ -463,6 +475,15 @@ class Timeout(DispatchError):
     """The handler ran past its deadline."""
 
     code = "timeout"
+
+
+class McpToolChanged(DispatchError):
+    """An MCP tool's definition (name, description or input schema) changed on its server
+    after the session loaded it: the call is refused, because the model was shown the old
+    definition (a tool that changes under the user is how MCP tool poisoning works). The
+    session's next start loads the new definition as a runtime change."""
+
+    code = "mcp_tool_changed"
 
 
 class MaxStepsReached(DispatchError):

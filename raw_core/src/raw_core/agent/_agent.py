@@ -15,7 +15,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 import attrs
+from anyio.abc import TaskGroup
 
 from raw_core.agent.skills import SkillService, find_skills
 from raw_core.agent.variables import VarService
@@ -149,28 +151,45 @@ async def open_agent(
     ended the block (it is logged and added to that error's notes).
     """
     agent_name, agent_config = config.resolve_agent(name)
-    sources = _sources(config, host, loader, local_dir)
-    try:
-        registry = await Registry.aselect(
-            agent_config.tools.use,
-            resolve=sources.resolve,
-            field=f"$.agents.{agent_name}.tools.use",
-        )
-        yield _agent(config, agent_name, agent_config, registry)
-    except BaseException as exc:
-        await sources.aclose(exc)
-        raise
-    await sources.aclose()
+    failure: BaseException | None = None
+    # The sources' background tasks (an MCP connection's reader) run in this group, which
+    # spans the block; what ends the block is re-raised after it, never as a group.
+    async with anyio.create_task_group() as tasks:
+        sources = _sources(config, host, loader, local_dir, tasks)
+        try:
+            registry = await Registry.aselect(
+                agent_config.tools.use,
+                resolve=sources.resolve,
+                field=f"$.agents.{agent_name}.tools.use",
+            )
+            yield _agent(config, agent_name, agent_config, registry)
+        except BaseException as exc:
+            await sources.aclose(exc)
+            failure = exc
+        else:
+            try:
+                await sources.aclose()
+            except BaseException as exc:
+                failure = exc
+        finally:
+            tasks.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 def _sources(
-    config: Config, host: PluginHost, loader: ToolLoader | None, local_dir: Path | None
+    config: Config,
+    host: PluginHost,
+    loader: ToolLoader | None,
+    local_dir: Path | None,
+    tasks: TaskGroup | None = None,
 ) -> SessionSources:
     return SessionSources(
         config,
         host=host,
         loader=loader or ToolLoader(),
         local_dir=local_dir if local_dir is not None else user_tools_dir(),
+        tasks=tasks,
     )
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         MANIFEST_FILE,
         LoadedTool,
         ToolLoader,
+        define_tool,
     )
     from raw_core.tools.manifest import (
         KNOWN_PANEL_ICONS,
@@ -90,6 +91,7 @@ _EXPORTS: dict[str, str] = {
     "ToolSource": "raw_core.tools.sources",
     "ToolSourceRecord": "raw_core.tools.sources",
     "cap_blocks": "raw_core.tools.results",
+    "define_tool": "raw_core.tools.loader",
     "normalize_content": "raw_core.tools.results",
     "parse_identity": "raw_core.tools.identity",
     "parse_manifest": "raw_core.tools.manifest",
@@ -131,6 +133,7 @@ __all__ = [
     "ToolSource",
     "ToolSourceRecord",
     "cap_blocks",
+    "define_tool",
     "normalize_content",
     "parse_identity",
     "parse_manifest",

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final, TypeVar
@@ -36,7 +37,7 @@ from raw_core.errors import (
 from raw_core.tools._schema import SchemaDefinitionError, SchemaValidator, compile_schema
 from raw_core.tools.manifest import ToolManifest, parse_manifest_and_schemas
 
-__all__ = ["MANIFEST_FILE", "LoadedTool", "ToolLoader"]
+__all__ = ["MANIFEST_FILE", "LoadedTool", "ToolLoader", "define_tool"]
 
 MANIFEST_FILE: Final = "tool.json"
 
@@ -250,6 +251,51 @@ class ToolLoader:
             raise
         self._modules[entry] = _CachedModule(stamp=stamp, module=module)
         return module
+
+
+def define_tool(
+    definition: Mapping[str, Any],
+    *,
+    identity: str,
+    handler: Callable[..., Any],
+    origin: Path,
+    validate_args: Callable[[Any], str | None] | None = None,
+) -> LoadedTool:
+    """A tool that is no folder — one a tool source gets from a server — as a
+    :class:`LoadedTool`.
+
+    ``definition`` holds the fields of a ``tool.json`` but ``entry`` (``api_version``,
+    ``id``, ``version``, ``name``, ``description``, ``input_schema``, and optionally
+    ``condition_sources`` and ``panels``), checked by the rules a manifest is checked by:
+    an input schema raw cannot compile is ``manifest_invalid`` naming ``identity`` and the
+    field, never a tool whose calls go unvalidated. ``handler(args, context)`` serves the
+    calls; ``origin`` stands where a folder tool has its folder (raw selects one tool per
+    origin: give each tool its own). The manifest's ``entry`` is empty.
+    """
+    if "entry" in definition:
+        raise ManifestInvalid("a defined tool has no entry module", field="$.entry", tool=identity)
+    text = json.dumps({**definition, "entry": "./defined.py"}, ensure_ascii=False)
+    try:
+        manifest, prepared = parse_manifest_and_schemas(text, tool=identity)
+    except ManifestError as exc:
+        exc.message = f"{identity}: {exc.message}"
+        exc.args = (exc.message,)
+        raise
+    input_validator = _compile(prepared["input_schema"], "$.input_schema", identity)
+    if manifest.effects_schema is not None:
+        raise ManifestInvalid(
+            "a defined tool declares no effects_schema", field="$.effects_schema", tool=identity
+        )
+    return LoadedTool(
+        identity=identity,
+        folder=origin,
+        manifest=attrs.evolve(manifest, entry=""),
+        handler=handler,
+        validate_args=validate_args,
+        describe_effects=None,
+        input_validator=input_validator,
+        effects_validator=None,
+    )
 
 
 def _name_the_tool(error: ManifestError, folder: Path, identity: str | None) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, runtim
 
 import anyio
 import attrs
+from anyio.abc import TaskGroup
 
 from raw_core.errors import PluginInvalid, RawError, ToolNotFound, ToolSourceUnavailable
 from raw_core.tools.identity import ToolIdentity
@@ -55,6 +56,8 @@ CLOSE_TIMEOUT: Final = 10.0
 
 T = TypeVar("T")
 _UNSERVED: Final = {"mcp": "MCP servers", "pkg": "packages"}
+_INSTALL: Final = {"mcp": "raw-mcp"}
+"""The distribution that serves a reserved prefix, where one exists."""
 _log = logging.getLogger(__name__)
 
 
@@ -141,6 +144,13 @@ class SourceContext:
     or ``None`` when it names none or the file does not have it. ``loader`` is the session's
     tool loader (reuse it: it caches imported entry modules); ``plugin`` is the name of the
     plug-in that registered the source.
+
+    ``tasks`` is a task group that lives while the session's sources are open (``None`` on
+    the synchronous path, :func:`raw_core.agent.load_agent`): a source that keeps work
+    running between calls — a connection's reader — starts it there, since a task group
+    entered in :meth:`ToolSource.open` could not be left in :meth:`ToolSource.close`. Its
+    tasks must not raise (one that raises ends the session); they are cancelled once every
+    source is closed.
     """
 
     config: Config
@@ -148,6 +158,7 @@ class SourceContext:
     loader: ToolLoader
     plugin: str
     section: Any = None
+    tasks: TaskGroup | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -259,12 +270,19 @@ class SessionSources:
     """
 
     def __init__(
-        self, config: Config, *, host: PluginRecords, loader: ToolLoader, local_dir: Path
+        self,
+        config: Config,
+        *,
+        host: PluginRecords,
+        loader: ToolLoader,
+        local_dir: Path,
+        tasks: TaskGroup | None = None,
     ) -> None:
         self._config = config
         self._host = host
         self._loader = loader
         self._local_dir = local_dir
+        self._tasks = tasks
         self._built: dict[str, ToolSource] = {}
         self._owners: dict[str, str] = {}
         self._opened: list[ToolSource] = []
@@ -298,9 +316,11 @@ class SessionSources:
         if tools is not None:
             return PluginFolderSource(prefix, tools, loader=self._loader)
         if prefix in _UNSERVED:
+            distribution = _INSTALL.get(prefix)
+            hint = f" (install {distribution}: pip install {distribution})" if distribution else ""
             raise ToolSourceUnavailable(
                 f"{prefix}/: tools from {_UNSERVED[prefix]} are not available: no installed"
-                f" plug-in serves the {prefix}/ prefix",
+                f" plug-in serves the {prefix}/ prefix{hint}",
                 source=prefix,
             )
         installed = ", ".join(sorted({*folders, *records})) or "none"
@@ -318,6 +338,7 @@ class SessionSources:
             loader=self._loader,
             plugin=plugin,
             section=self._config.sections.get(record.section) if record.section else None,
+            tasks=self._tasks,
         )
         try:
             source = record.factory(context)

@@ -1,0 +1,49 @@
+"""The MCP client of raw: tools from MCP servers as ``mcp/<server>/<tool>``.
+
+The plug-in (entry point ``mcp-client`` in the ``raw`` group, :mod:`raw_mcp.plugin`)
+claims the config's ``mcp`` key (:func:`~raw_mcp.config.parse_mcp_section`) and serves the
+``mcp/`` prefix (:class:`~raw_mcp.source.McpSource`). The official MCP SDK is imported
+only when a server starts. Public names are imported lazily (PEP 562).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raw_mcp.config import McpSection, ServerConfig, parse_mcp_section
+    from raw_mcp.content import result_content
+    from raw_mcp.names import model_name
+    from raw_mcp.source import McpSource, definition_digest
+
+__all__ = [
+    "McpSection",
+    "McpSource",
+    "ServerConfig",
+    "definition_digest",
+    "model_name",
+    "parse_mcp_section",
+    "result_content",
+]
+
+_EXPORTS: dict[str, str] = {
+    "McpSection": "raw_mcp.config",
+    "ServerConfig": "raw_mcp.config",
+    "parse_mcp_section": "raw_mcp.config",
+    "result_content": "raw_mcp.content",
+    "model_name": "raw_mcp.names",
+    "McpSource": "raw_mcp.source",
+    "definition_digest": "raw_mcp.source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'raw_mcp' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
