@@ -101,7 +101,7 @@ def fail(reason: str) -> str:
 def picture() -> list[TextContent | ImageContent]:
     return [
         TextContent(type="text", text="a red dot"),
-        ImageContent(type="image", data=PNG, mimeType="image/png"),
+        ImageContent(type="image", data=PNG, mime_type="image/png"),
     ]
 
 

@@ -57,6 +57,7 @@ class StdioProcess:
     def __init__(self, process: anyio.abc.Process, stderr: IO[bytes]) -> None:
         self.process = process
         self._stderr = stderr
+        self._kept: str | None = None
 
     @property
     def pid(self) -> int:
@@ -65,6 +66,8 @@ class StdioProcess:
 
     def stderr_tail(self) -> str:
         """The last lines the server wrote to stderr (at most about 2000 characters)."""
+        if self._kept is not None:
+            return self._kept
         try:
             self._stderr.flush()
             size = self._stderr.seek(0, os.SEEK_END)
@@ -73,6 +76,10 @@ class StdioProcess:
         except (OSError, ValueError):
             return ""
         return text.strip()
+
+    def keep_tail(self) -> None:
+        """Read the tail once more and keep it: the file is about to be closed."""
+        self._kept = self.stderr_tail()
 
 
 def server_environment(extra: Mapping[str, str]) -> dict[str, str]:
@@ -142,7 +149,8 @@ async def stdio_transport(
     except BaseException:
         stderr.close()
         raise
-    started.append(StdioProcess(process, stderr))
+    record = StdioProcess(process, stderr)
+    started.append(record)
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](16)
 
@@ -191,4 +199,5 @@ async def stdio_transport(
         with anyio.CancelScope(shield=True):
             _signal_group(process.pid, signal.SIGKILL)
             await process.aclose()
+        record.keep_tail()
         stderr.close()

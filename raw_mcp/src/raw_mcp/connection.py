@@ -315,6 +315,8 @@ def _describe(exc: BaseException) -> str:
         return f"could not be started: {exc.strerror or exc}"
     code = getattr(exc, "code", None)
     message = getattr(exc, "message", None)
+    if code == -32000:  # CONNECTION_CLOSED: the server went away before it answered
+        return "closed the connection before it answered (it may have exited)"
     if isinstance(code, int) and isinstance(message, str):
         return f"answered with MCP error {code}: {message}"
     text = str(exc).strip() or type(exc).__name__
