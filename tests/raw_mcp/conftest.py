@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import platformdirs
 import pytest
 
@@ -120,6 +121,24 @@ def wait_until_gone(pid: int, seconds: float = 15.0) -> bool:
     return False
 
 
+def bytes_read(pid: int) -> int:
+    """How many bytes process ``pid`` has read so far (its ``rchar``: pipes and sockets
+    included), to wait until a server has read a request."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    return 0
+
+
+def wait_for_read(pid: int, before: int, seconds: float = 30.0) -> None:
+    """Return once process ``pid`` has read more than ``before`` bytes."""
+    deadline = time.monotonic() + seconds
+    while bytes_read(pid) <= before:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"process {pid} read nothing within {seconds} s")
+        time.sleep(0.005)
+
+
 # --- @modelcontextprotocol/server-everything ---------------------------------------------
 
 
@@ -182,11 +201,19 @@ def _free_port() -> int:
         return port
 
 
+@attrs.frozen
+class HttpPeer:
+    """A server running over streamable HTTP: its URL and process id."""
+
+    url: str
+    pid: int
+
+
 @pytest.fixture(scope="session")
 def everything_http(
     everything: list[str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """server-everything over streamable HTTP, once per test session; its URL."""
+) -> Iterator[HttpPeer]:
+    """server-everything over streamable HTTP, once per test session."""
     log = tmp_path_factory.mktemp("everything") / "server.log"
     port = _free_port()
     with open(log, "w") as out:
@@ -204,7 +231,7 @@ def everything_http(
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"server-everything did not start: {log.read_text()[-2000:]}")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield HttpPeer(url=f"http://127.0.0.1:{port}/mcp", pid=process.pid)
     finally:
         try:
             os.killpg(process.pid, 9)

@@ -54,9 +54,7 @@ async def test_only_the_selected_tools_of_the_named_servers_are_added(
     assert echo.input_schema["properties"]["text"]["type"] == "string"
 
 
-async def test_the_paged_tool_list_is_read_in_full(
-    mcp_host: PluginHost, marks: Path
-) -> None:
+async def test_the_paged_tool_list_is_read_in_full(mcp_host: PluginHost, marks: Path) -> None:
     entry = server_entry(marks)
     entry["env"]["MCP_TEST_PAGE"] = {"env": "RAW_MCP_TEST_PAGE"}
     config = make_config(mcp_host, {"t": entry}, ["mcp/t/env", "mcp/t/no_such_tool"])
@@ -169,9 +167,7 @@ async def test_closing_the_session_stops_the_server_with_its_process_group(
     assert wait_until_gone(child), "the server's child outlived the session"
 
 
-async def test_a_when_rule_on_an_mcp_tools_argument_asks(
-    mcp_host: PluginHost, marks: Path
-) -> None:
+async def test_a_when_rule_on_an_mcp_tools_argument_asks(mcp_host: PluginHost, marks: Path) -> None:
     rules = [
         {
             "match": "mcp/t/*",
@@ -200,7 +196,11 @@ async def test_a_rule_on_a_field_the_schema_lacks_is_a_config_error(
     mcp_host: PluginHost, marks: Path
 ) -> None:
     rules = [
-        {"match": "mcp/t/echo", "effect": "ask", "when": {"source": "arguments", "any": "nope", "regex": "x"}}
+        {
+            "match": "mcp/t/echo",
+            "effect": "ask",
+            "when": {"source": "arguments", "any": "nope", "regex": "x"},
+        }
     ]
     config = make_config(mcp_host, {"t": server_entry(marks)}, ["mcp/t/echo"], rules=rules)
     async with App.open(config, host=mcp_host) as app:

@@ -75,7 +75,8 @@ def list_tools(config_path: Path | None, agent_name: str | None, as_json: bool) 
     """List what the agent's model receives, in tools.use order.
 
     A tool hidden by an unconditional deny (its last matching rule) is left out: the model
-    never receives its schema.
+    never receives its schema. An MCP tool (mcp/...) also shows its definition hash: the
+    SHA-256 of its name, description and input schema, which its server may change.
     """
     seen: list[Any] = []
 
@@ -86,12 +87,22 @@ def list_tools(config_path: Path | None, agent_name: str | None, as_json: bool) 
     with_app(work, config_path=config_path, as_json=as_json)
     listing = seen[0]
     if as_json:
-        emit_json([d.to_dict() for d in listing.definitions])
+        emit_json([_entry(d) for d in listing.definitions])
         return
     if not listing.selected:
         click.echo(f"agent {listing.agent!r} selects no tools")
     for definition in listing.definitions:
         summary = definition.description.strip().splitlines()[0]
         click.echo(f"{definition.name}  ({definition.identity})\n    {summary}")
+        if definition.identity.startswith("mcp/"):
+            click.echo(f"    definition sha256:{definition.definition_hash()[:16]}")
     for identity, rule in listing.hidden.items():
         click.echo(f"not exposed: {identity} (tools.rules[{rule}] denies every call)")
+
+
+def _entry(definition: Any) -> dict[str, Any]:
+    """One tool of ``raw tools list --json``; an MCP tool's has its ``definition_hash``."""
+    entry: dict[str, Any] = definition.to_dict()
+    if definition.identity.startswith("mcp/"):
+        entry["definition_hash"] = definition.definition_hash()
+    return entry

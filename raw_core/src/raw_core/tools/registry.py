@@ -10,6 +10,8 @@ description and input schema of each selected tool, in order.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,6 +49,18 @@ class ToolDefinition:
     name: str
     description: str
     input_schema: Mapping[str, Any]
+
+    def definition_hash(self) -> str:
+        """The SHA-256 (hex) of what the model is shown: name, description and input
+        schema, as canonical JSON. ``raw tools list`` shows it for MCP tools, whose
+        definitions come from a server and may change under the user."""
+        shown = {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+        text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``{identity, name, description, input_schema}``."""
