@@ -17,6 +17,7 @@ import pytest
 
 import raw_builtin_tools
 import raw_core
+import raw_mcp
 import raw_providers
 import raw_store_postgres
 
@@ -32,6 +33,7 @@ DISTRIBUTIONS = {
     "raw_builtin_tools": Path(raw_builtin_tools.__file__).parent,
     "raw_providers": Path(raw_providers.__file__).parent,
     "raw_store_postgres": Path(raw_store_postgres.__file__).parent,
+    "raw_mcp": Path(raw_mcp.__file__).parent,
 }
 
 

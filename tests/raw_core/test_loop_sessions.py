@@ -125,6 +125,7 @@ async def test_changed_tools_change_the_cache_key_once_and_say_so(
             "added": ["other"],
             "removed": [],
             "changed": ["echo"],
+            "identities": {"other": "agent/other", "echo": "agent/echo"},
         }
     ]
     # committed history is never rewritten to match the change

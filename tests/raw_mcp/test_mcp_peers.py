@@ -16,7 +16,6 @@ import anyio
 import pytest
 
 from raw_core import App, PluginHost
-from raw_core.runtime.frontend import CallbackFrontEnd
 from raw_core.tools.calls import ApprovalRequest, CancellationSignal, ToolCall
 from tests.conftest import _descendants, raw_script
 from tests.raw_mcp.conftest import HttpPeer, bytes_read, make_config, wait_for_read
@@ -95,11 +94,10 @@ async def test_server_everything_calls_results_and_rules(
         asked.append(request)
         return False
 
-    front_end = CallbackFrontEnd(approve=decline)
     config = make_config(mcp_host, servers, use, rules=rules)
     async with App.open(config, host=mcp_host) as app, app.agent() as agent:
         names = [d.name for d in agent.definitions()]
-        dispatcher = agent.dispatcher(host=mcp_host, approval=front_end.approve)
+        dispatcher = agent.dispatcher(host=mcp_host, approval=decline)
 
         async def call(name: str, arguments: dict[str, Any]) -> Any:
             return await dispatcher.dispatch(

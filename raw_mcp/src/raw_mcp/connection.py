@@ -246,13 +246,23 @@ class ServerConnection:
             assert self._run is not None
             return self._run
 
-    async def call(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        check: Callable[[Listing], None] | None = None,
+    ) -> dict[str, Any]:
         """Call ``tool``; its result's JSON form. A server error, a server that dies or
-        one that runs past ``timeout_ms`` is a raw error (the next call restarts it)."""
+        one that runs past ``timeout_ms`` is a raw error (the next call restarts it).
+        ``check(tools)`` sees the server's current tool list (after a restart, the new
+        one) before anything is sent, and may refuse the call by raising."""
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         run = await self._live()
+        if check is not None:
+            check(self.tools)
         limit = self.config.timeout_ms / 1000
         answer: list[Any] = []
         failure: list[BaseException] = []

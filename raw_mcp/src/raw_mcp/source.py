@@ -65,8 +65,8 @@ class _McpTool:
         self._name: str = tool["name"]
         self._digest = definition_digest(tool)
 
-    async def handler(self, args: Any, context: Any) -> dict[str, Any]:
-        current = self._connection.tools.get(self._name)
+    def _check(self, tools: Mapping[str, Mapping[str, Any]]) -> None:
+        current = tools.get(self._name)
         if current is None or definition_digest(current) != self._digest:
             what = "no longer lists it" if current is None else "changed its definition"
             raise McpToolChanged(
@@ -74,7 +74,9 @@ class _McpTool:
                 " call was not sent. Start the session again to load the current definition",
                 tool=self._identity,
             )
-        result = await self._connection.call(self._name, thaw(args))
+
+    async def handler(self, args: Any, context: Any) -> dict[str, Any]:
+        result = await self._connection.call(self._name, thaw(args), check=self._check)
         return result_content(result)
 
 

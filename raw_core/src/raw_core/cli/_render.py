@@ -96,10 +96,14 @@ class TerminalRenderer:
             self.err.write(f"→ {data['name']} {_arguments_line(data['arguments'])}\n")
             self.err.flush()
         elif kind == "runtime_changed":
+            who = data.get("identities") or {}
+
+            def named(names: list[str]) -> str:
+                return ", ".join(f"{n} ({who[n]})" if n in who else n for n in names) or "none"
+
             self.err.write(
-                f"(tools changed since this session last ran: added"
-                f" {data['added'] or 'none'}, removed {data['removed'] or 'none'},"
-                f" changed {data['changed'] or 'none'})\n"
+                f"(tools changed since this session last ran: added {named(data['added'])},"
+                f" removed {named(data['removed'])}, changed {named(data['changed'])})\n"
             )
         elif kind == "turn_ended":
             self._spin(False)

@@ -91,11 +91,15 @@ def explain_unknown(
         else " (no installed plug-in claims it)"
     )
     return [
-        attrs.evolve(p, message=p.message + extra)
+        attrs.evolve(p, message=p.message + extra + _INSTALL_HINTS.get(p.path, ""))
         if p.message == "unknown field" and p.path.count(".") == 1 and "[" not in p.path
         else p
         for p in problems
     ]
+
+
+_INSTALL_HINTS: Final = {"$.mcp": "; MCP servers are configured with raw-mcp: pip install raw-mcp"}
+"""What to install for a top-level key that raw's own plug-ins claim."""
 
 
 class PluginRecords(Protocol):

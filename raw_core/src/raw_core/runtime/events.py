@@ -11,6 +11,7 @@ per fragment); a finished call is the dispatcher's own
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
@@ -54,12 +55,17 @@ class TurnStarted:
 @attrs.frozen(kw_only=True)
 class RuntimeChanged:
     """The session resumed with other model-facing tool definitions than it last used: the
-    prompt-cache key changed once, and the conversation continues with the new tools."""
+    prompt-cache key changed once, and the conversation continues with the new tools.
+
+    ``added``, ``removed`` and ``changed`` are model-facing names; ``identities`` gives the
+    identity of each added or changed tool (``echo`` → ``mcp/search/echo``), so a front end
+    can say which tool changed under the user — how MCP tool poisoning would show."""
 
     session_id: str
     added: tuple[str, ...]
     removed: tuple[str, ...]
     changed: tuple[str, ...]
+    identities: Mapping[str, str] = attrs.field(factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return _as_dict("runtime_changed", self)

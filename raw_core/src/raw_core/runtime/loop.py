@@ -209,13 +209,17 @@ class Session:
         digests = {tool.name: tool_digest(tool) for tool in self._tools}
         before = dict(state.tool_digests) if state.tool_digests is not None else None
         if isinstance(before, dict) and before != digests:
+            added = tuple(sorted(set(digests) - set(before)))
+            changed = tuple(
+                sorted(n for n in set(digests) & set(before) if digests[n] != before[n])
+            )
+            by_name = {tool.name: tool.identity for tool in self.agent.registry}
             self._pending_change = RuntimeChanged(
                 session_id=self.id,
-                added=tuple(sorted(set(digests) - set(before))),
+                added=added,
                 removed=tuple(sorted(set(before) - set(digests))),
-                changed=tuple(
-                    sorted(n for n in set(digests) & set(before) if digests[n] != before[n])
-                ),
+                changed=changed,
+                identities={n: by_name[n] for n in (*added, *changed) if n in by_name},
             )
         self._skills.seen = dict(state.skills_seen)
         self._saved_seen = dict(self._skills.seen)
