@@ -7,17 +7,18 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from click.testing import CliRunner
 
 from raw_core import App, PluginHost
+from raw_core.cli import cli
 from raw_core.tools.calls import ApprovalRequest, CancellationSignal, ToolCall
-from tests.conftest import _descendants, raw_script
+from tests.conftest import _descendants
 from tests.raw_mcp.conftest import HttpPeer, bytes_read, make_config, wait_for_read
 
 pytestmark = pytest.mark.anyio
@@ -42,13 +43,20 @@ async def test_mcp_server_time_lists_calls_and_reports_an_error_result(
     mcp_host: PluginHost,
 ) -> None:
     config = make_config(mcp_host, {"time": TIME}, ["mcp/time/get_current_time"])
-    async with App.open(config, host=mcp_host) as app:
-        listing = await app.list_tools()
-        now = await app.call_tool("mcp/time/get_current_time", {"timezone": "Europe/Paris"})
-        wrong = await app.call_tool("mcp/time/get_current_time", {"timezone": "Mars/Olympus"})
-        missing = await app.call_tool("mcp/time/get_current_time", {})
-    assert [d.identity for d in listing.definitions] == ["mcp/time/get_current_time"]
-    assert "timezone" in listing.definitions[0].input_schema["properties"]
+    async with App.open(config, host=mcp_host) as app, app.agent() as agent:
+        definitions = agent.definitions()
+        dispatcher = agent.dispatcher(host=mcp_host)
+
+        async def call(arguments: dict[str, Any]) -> Any:
+            return await dispatcher.dispatch(
+                ToolCall(id="c", name="get_current_time", arguments=json.dumps(arguments))
+            )
+
+        now = await call({"timezone": "Europe/Paris"})
+        wrong = await call({"timezone": "Mars/Olympus"})
+        missing = await call({})
+    assert [d.identity for d in definitions] == ["mcp/time/get_current_time"]
+    assert "timezone" in definitions[0].input_schema["properties"]
     assert now.status == "ok"
     assert "Europe/Paris" in now.text()
     assert (wrong.status, wrong.code) == ("error", "tool_error")
@@ -60,14 +68,17 @@ async def test_mcp_server_time_selects_only_what_tools_use_names(
     mcp_host: PluginHost,
 ) -> None:
     config = make_config(mcp_host, {"time": TIME}, ["mcp/time/convert_time"])
-    async with App.open(config, host=mcp_host) as app:
-        listing = await app.list_tools()
-        converted = await app.call_tool(
-            "mcp/time/convert_time",
-            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+    async with App.open(config, host=mcp_host) as app, app.agent() as agent:
+        names = [d.name for d in agent.definitions()]
+        dispatcher = agent.dispatcher(host=mcp_host)
+        arguments = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+        converted = await dispatcher.dispatch(
+            ToolCall(id="a", name="convert_time", arguments=json.dumps(arguments))
         )
-        unselected = await app.call_tool("mcp/time/get_current_time", {"timezone": "UTC"})
-    assert [d.name for d in listing.definitions] == ["convert_time"]
+        unselected = await dispatcher.dispatch(
+            ToolCall(id="b", name="get_current_time", arguments='{"timezone": "UTC"}')
+        )
+    assert names == ["convert_time"]
     assert "21:00" in converted.text()
     assert unselected.code == "tool_unknown"
 
@@ -194,17 +205,10 @@ def _is_stdio_everything(pid: int) -> bool:
     return any("server-everything" in part for part in argv) and "stdio" in argv
 
 
-def run_raw(args: list[str], config: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "XDG_STATE_HOME": str(cwd / "state"), "XDG_CONFIG_HOME": str(cwd)}
-    return subprocess.run(
-        [raw_script(), *args, "--config", str(config)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+def run_raw(args: list[str], config: Path, cwd: Path) -> Any:
+    """``raw ARGS --config CONFIG`` in this process (the console script's own code)."""
+    env = {"XDG_STATE_HOME": str(cwd / "state"), "XDG_CONFIG_HOME": str(cwd)}
+    return CliRunner().invoke(cli, [*args, "--config", str(config)], env=env)
 
 
 def test_raw_tools_list_and_call_against_real_servers(
@@ -215,11 +219,7 @@ def test_raw_tools_list_and_call_against_real_servers(
         "agents": {
             "a": {
                 "tools": {
-                    "use": [
-                        "mcp/time/get_current_time",
-                        "mcp/stdio/echo",
-                        "mcp/http/get-sum",
-                    ]
+                    "use": ["mcp/time/get_current_time", "mcp/stdio/echo", "mcp/http/get-sum"]
                 }
             }
         },
@@ -227,9 +227,9 @@ def test_raw_tools_list_and_call_against_real_servers(
     config = tmp_path / "raw.json"
     config.write_text(json.dumps(document))
     listed = run_raw(["tools", "list"], config, tmp_path)
-    assert listed.returncode == 0, listed.stderr
+    assert listed.exit_code == 0, listed.output
     assert "get_current_time  (mcp/time/get_current_time)" in listed.stdout
-    assert "definition sha256:" in listed.stdout
+    assert listed.stdout.count("definition sha256:") == 3
     as_json = run_raw(["tools", "list", "--json"], config, tmp_path)
     entries = json.loads(as_json.stdout)
     assert [e["identity"] for e in entries] == [
@@ -238,15 +238,17 @@ def test_raw_tools_list_and_call_against_real_servers(
         "mcp/http/get-sum",
     ]
     assert all(len(e["definition_hash"]) == 64 for e in entries)
+    document["agents"]["a"]["tools"]["use"] = ["mcp/time/get_current_time", "mcp/http/get-sum"]
+    config.write_text(json.dumps(document))
     called = run_raw(
         ["tools", "call", "mcp/http/get-sum", '{"a": 1, "b": 2}', "--json"], config, tmp_path
     )
-    assert called.returncode == 0, called.stderr
+    assert called.exit_code == 0, called.output
     assert "3" in json.dumps(json.loads(called.stdout)["content"])
     failed = run_raw(
         ["tools", "call", "mcp/time/get_current_time", '{"timezone": "Nowhere/None"}', "--json"],
         config,
         tmp_path,
     )
-    assert failed.returncode == 1
+    assert failed.exit_code == 1
     assert json.loads(failed.stdout)["code"] == "tool_error"

@@ -14,7 +14,6 @@ import pytest
 
 from raw_core import App, PluginHost
 from raw_core.errors import RawError
-from raw_core.runtime.frontend import CallbackFrontEnd
 from raw_core.tools.calls import ApprovalRequest, CancellationSignal, ToolCall
 from tests.raw_mcp.conftest import (
     alive,
@@ -182,10 +181,12 @@ async def test_a_when_rule_on_an_mcp_tools_argument_asks(mcp_host: PluginHost, m
         asked.append(request)
         return False
 
-    front_end = CallbackFrontEnd(approve=decline)
-    async with App.open(config, host=mcp_host) as app:
-        plain = await app.call_tool("mcp/t/echo", {"text": "ls"}, front_end=front_end)
-        risky = await app.call_tool("mcp/t/echo", {"text": "rm -rf /"}, front_end=front_end)
+    async with App.open(config, host=mcp_host) as app, app.agent() as agent:
+        dispatcher = agent.dispatcher(host=mcp_host, approval=decline)
+        plain = await dispatcher.dispatch(ToolCall(id="a", name="echo", arguments='{"text": "ls"}'))
+        risky = await dispatcher.dispatch(
+            ToolCall(id="b", name="echo", arguments='{"text": "rm -rf /"}')
+        )
     assert plain.status == "ok"
     assert risky.code == "approval_denied"
     assert [r.identity for r in asked] == ["mcp/t/echo"]
@@ -218,10 +219,13 @@ async def test_two_servers_with_one_tool_name_conflict_until_one_is_renamed(
         error = await load_error(app)
     assert error.code == "tool_name_conflict"
     servers["two"] = {**servers["two"], "tools": {"echo": {"name": "echo_two"}}}
-    async with App.open(make_config(mcp_host, servers, use), host=mcp_host) as app:
-        listing = await app.list_tools()
-        result = await app.call_tool("mcp/two/echo", {"text": "via the rename"})
-    assert [d.name for d in listing.definitions] == ["echo", "echo_two"]
+    config = make_config(mcp_host, servers, use)
+    async with App.open(config, host=mcp_host) as app, app.agent() as agent:
+        names = [d.name for d in agent.definitions()]
+        result = await agent.dispatcher(host=mcp_host).dispatch(
+            ToolCall(id="a", name="echo_two", arguments='{"text": "via the rename"}')
+        )
+    assert names == ["echo", "echo_two"]
     assert result.text().startswith("via the rename")
 
 
