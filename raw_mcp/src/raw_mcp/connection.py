@@ -81,6 +81,11 @@ class ServerConnection:
         return self.config.name
 
     @property
+    def client(self) -> Any:
+        """The SDK's ``mcp.Client`` of the running server (None when it is not running)."""
+        return self._run.client if self._run is not None else None
+
+    @property
     def pid(self) -> int | None:
         """The process id of a running stdio server (None for HTTP or when not running)."""
         run = self._run
@@ -264,29 +269,16 @@ class ServerConnection:
         if check is not None:
             check(self.tools)
         limit = self.config.timeout_ms / 1000
-        answer: list[Any] = []
-        failure: list[BaseException] = []
-
-        async def send() -> None:
-            try:
-                answer.append(
-                    await run.client.call_tool(tool, dict(arguments), read_timeout_seconds=limit)
-                )
-            except Exception as exc:
-                failure.append(exc)
-            finally:
-                group.cancel_scope.cancel()
-
-        async def watch() -> None:
-            await run.gone.wait()
-            group.cancel_scope.cancel()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(send)
-            group.start_soon(watch)
-        if answer:
-            return dict(answer[0].model_dump(mode="json", by_alias=True, exclude_none=True))
-        error = failure[0] if failure else None
+        error: Exception | None = None
+        try:
+            # The SDK ends a pending request with CONNECTION_CLOSED when the server's
+            # stream ends, and with REQUEST_TIMEOUT (after sending the protocol's cancel)
+            # at ``limit``: a dead or hung server cannot hold the call.
+            result = await run.client.call_tool(tool, dict(arguments), read_timeout_seconds=limit)
+        except Exception as exc:
+            error = exc
+        else:
+            return dict(result.model_dump(mode="json", by_alias=True, exclude_none=True))
         if isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT:
             self._broken = True
             raise Timeout(

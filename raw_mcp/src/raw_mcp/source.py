@@ -143,6 +143,10 @@ class McpSource:
         self._tools[identity.text] = tool
         return tool
 
+    def connection(self, server: str) -> ServerConnection | None:
+        """The session's connection to ``server``, once one of its tools was resolved."""
+        return self._connections.get(server)
+
     async def _connection(self, config: ServerConfig) -> ServerConnection:
         async with self._lock:
             connection = self._connections.get(config.name)
