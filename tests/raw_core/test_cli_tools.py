@@ -94,9 +94,14 @@ def test_list_prints_what_the_model_receives_in_order() -> None:
             id="tool-missing",
         ),
         pytest.param(
-            '{"agents": {"a": {"tools": {"use": ["mcp/s/t"]}}}}',
+            '{"agents": {"a": {"tools": {"use": ["pkg/s/tools/t"]}}}}',
             "tool_source_unavailable",
             id="source-unavailable",
+        ),
+        pytest.param(
+            '{"agents": {"a": {"tools": {"use": ["mcp/s/t"]}}}}',
+            "tool_not_found",
+            id="mcp-server-not-configured",
         ),
     ],
 )
