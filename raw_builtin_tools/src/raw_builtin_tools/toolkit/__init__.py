@@ -10,7 +10,8 @@ working when ``raw-builtin-tools`` is upgraded, as long as this package keeps it
   documents (including the error codes a model reads). A release may add names, optional
   keyword parameters and new error codes.
 * **What may change:** which submodule (``lines``, ``paths``, ``patch``, ``hunks``, ``atomic``,
-  ``workspace``, ``edits``, ``processes``) defines a name, anything not in ``__all__``,
+  ``workspace``, ``edits``, ``processes``, ``shell``, ``shell_words``, ``wrappers``) defines
+  a name, anything not in ``__all__``,
   anything named with a leading underscore, and the modules named with one anywhere in
   ``raw_builtin_tools``. Import from the package, not from a submodule.
 * **How it changes:** a name in ``__all__`` is removed, renamed or changed incompatibly
@@ -33,6 +34,11 @@ The parts, by what a tool needs them for:
   (:func:`overwrite`, :func:`append`, :func:`replace_text`, :func:`replace_lines`,
   :func:`patch_add`, :func:`patch_delete`, :func:`patch_update`) and commits them together,
   or raises :class:`EditError`;
+* what a Bash command line would do: :func:`parse_command` reads it (tree-sitter-bash)
+  into a :class:`ShellCommand`, the :class:`Program` entries it would run (through the
+  :data:`COMMAND_WRAPPERS`) and the files its redirections write, with
+  :data:`COMMAND_FLAGS` for what it cannot know, within :data:`MAX_COMMAND_BYTES`,
+  :data:`MAX_COMMAND_NODES`, :data:`MAX_COMMAND_DEPTH` and :data:`MAX_COMMAND_PROGRAMS`;
 * commands: :func:`run_command` runs one in a process group of its own with a deadline, a
   cancellation :class:`Signal` and bounded :class:`Capture` of its output, and returns an
   :class:`Outcome`; :func:`kill_group` kills such a group.
@@ -69,9 +75,26 @@ from raw_builtin_tools.toolkit.patch import (
 )
 from raw_builtin_tools.toolkit.paths import normalize, path_problem
 from raw_builtin_tools.toolkit.processes import Capture, Outcome, Signal, kill_group, run_command
+from raw_builtin_tools.toolkit.shell import (
+    COMMAND_FLAGS,
+    MAX_COMMAND_BYTES,
+    MAX_COMMAND_DEPTH,
+    MAX_COMMAND_NODES,
+    MAX_COMMAND_PROGRAMS,
+    Program,
+    ShellCommand,
+    parse_command,
+)
 from raw_builtin_tools.toolkit.workspace import EditError, Workspace
+from raw_builtin_tools.toolkit.wrappers import COMMAND_WRAPPERS
 
 __all__ = [
+    "COMMAND_FLAGS",
+    "COMMAND_WRAPPERS",
+    "MAX_COMMAND_BYTES",
+    "MAX_COMMAND_DEPTH",
+    "MAX_COMMAND_NODES",
+    "MAX_COMMAND_PROGRAMS",
     "MAX_OPERATIONS",
     "AddFile",
     "Capture",
@@ -85,6 +108,8 @@ __all__ = [
     "Outcome",
     "Patch",
     "PatchSyntaxError",
+    "Program",
+    "ShellCommand",
     "Signal",
     "Staged",
     "UpdateFile",
@@ -95,6 +120,7 @@ __all__ = [
     "kill_group",
     "normalize",
     "overwrite",
+    "parse_command",
     "parse_patch",
     "patch_add",
     "patch_delete",

@@ -13,17 +13,43 @@ import click
 from raw_core.cli._output import EXIT_OK, EXIT_USAGE, emit_json, fail
 from raw_core.errors import ConfigExists, RawError
 
-__all__ = ["STARTER_CONFIG", "config"]
+__all__ = ["STARTER_CONFIG", "STARTER_RULES", "config"]
 
-RM_RULE: dict[str, Any] = {
-    "match": "builtin/bash",
-    "effect": "ask",
-    "when": {
-        "source": "arguments",
-        "any": "commands[*].command",
-        "regex": "(^|[;&|()\\n])\\s*(sudo\\s+)?(/usr/bin/|/bin/)?rm(\\s|$)",
+DELETING_PROGRAMS = "^(rm|rmdir|unlink|shred|wipefs|dd|truncate|mke2fs|mkfs|mkfs\\..+)$"
+"""The starter's programs that delete or overwrite data, as a regex over program names."""
+
+STARTER_RULES: list[dict[str, Any]] = [
+    {
+        "match": "builtin/bash",
+        "effect": "ask",
+        "when": {
+            "source": "effects",
+            "any": "commands[*].programs[*].name",
+            "regex": DELETING_PROGRAMS,
+        },
     },
-}
+    {
+        "match": "builtin/bash",
+        "effect": "ask",
+        "when": {
+            "source": "effects",
+            "any": "commands[*].programs[*].line",
+            "regex": "^find .* -delete( |$)",
+        },
+    },
+    {
+        "match": "builtin/bash",
+        "effect": "ask",
+        "when": {
+            "source": "effects",
+            "any": "commands[*].flags[*]",
+            "regex": "^(unparsed|dynamic)$",
+        },
+    },
+]
+"""Ask before a bash command that runs a deleting program (through any wrapper: sudo,
+xargs, find -exec, bash -c...), that runs ``find ... -delete``, or that cannot be read
+(text that does not parse, a program name that is not known before it runs)."""
 
 STARTER_CONFIG: dict[str, Any] = {
     "default_agent": "coder",
@@ -59,7 +85,7 @@ STARTER_CONFIG: dict[str, Any] = {
                     "builtin/list_vars",
                     "builtin/read_var",
                 ],
-                "rules": [RM_RULE],
+                "rules": STARTER_RULES,
             },
             "skills": {"use": []},
             "vars": {"use": []},
@@ -79,7 +105,9 @@ def init(path: Path | None) -> None:
     """Write a starter config to PATH (default: ~/.config/raw/config.json).
 
     Its agent selects the seven starter tools and asks before any bash command that runs
-    rm. An existing file is never overwritten.
+    a deleting program (rm, rmdir, shred, dd, mkfs.*...), whoever runs it (sudo, xargs,
+    find -exec, bash -c...), and before one that cannot be read. An existing file is never
+    overwritten.
     """
     from raw_core.app import user_config_path
 

@@ -10,6 +10,14 @@ the whole call at the agent's ``handler_timeout_ms``: the commands are announced
 of stdout and of stderr is kept; the rest is counted and dropped. The dispatcher's shared
 cap then limits what the model receives.
 
+``describe_effects`` reads each command with
+:func:`raw_builtin_tools.toolkit.parse_command` (tree-sitter-bash): the programs it would
+run, seen through wrappers such as ``sudo``, ``xargs`` and ``bash -c``, and the files its
+redirections write, as absolute paths in the ``files[*].path`` shape write_file uses, so
+one rule covers both tools. It reads nothing and runs nothing; the commands of one call
+share one budget (:data:`CALL_BYTES`, :data:`CALL_NODES`) on top of each command's own
+limits, so a call's effects are bounded by construction (docs/tools/bash.md, "Limits").
+
 The handler is ``async`` and runs on the event loop rather than in a worker thread: a
 cancellation (``context.signal``, or the dispatcher cancelling the call) then arrives at
 once as an anyio cancellation of the wait, and the process group is killed before the
@@ -19,17 +27,30 @@ and could only notice the cancellation by polling, leaving the command running m
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal as signals
 from collections.abc import Mapping
 from typing import Any, Final
 
-from raw_builtin_tools.toolkit import Capture, Outcome, run_command, surrogate_problem
+from raw_builtin_tools.toolkit import (
+    MAX_COMMAND_BYTES,
+    MAX_COMMAND_NODES,
+    Capture,
+    Outcome,
+    parse_command,
+    run_command,
+    surrogate_problem,
+)
 from raw_core import BatchResult, ToolContext
 
 DEFAULT_TIMEOUT_MS: Final = 120_000
 MAX_CAPTURE_BYTES: Final = 1024 * 1024
 LABEL_CHARS: Final = 100
+CALL_BYTES: Final = 2 * MAX_COMMAND_BYTES
+"""Bytes of Bash text the commands of one call may have parsed together."""
+CALL_NODES: Final = 2 * MAX_COMMAND_NODES
+"""Syntax-tree nodes the commands of one call may have walked together."""
 
 
 def validate_args(args: Mapping[str, Any]) -> str | None:
@@ -44,6 +65,33 @@ def validate_args(args: Mapping[str, Any]) -> str | None:
         if surrogate is not None:
             return f"commands[{index}].command {surrogate}"
     return None
+
+
+def describe_effects(args: Mapping[str, Any], context: ToolContext) -> dict[str, Any]:
+    """``{"commands": [{"programs", "flags"}], "files": [{"path", "operation"}]}``: one
+    entry per command, in order, and every file a redirection writes (``operation``
+    ``write``), absolute and lexically normalized against ``context.cwd``."""
+    cwd = str(context.cwd)
+    home = os.environ.get("HOME") or None  # the shell inherits raw's environment
+    spent_bytes = spent_nodes = 0
+    commands: list[dict[str, Any]] = []
+    files: dict[str, None] = {}
+    for entry in args["commands"]:
+        parsed = parse_command(
+            entry["command"],
+            cwd,
+            home=home,
+            max_bytes=CALL_BYTES - spent_bytes,
+            max_nodes=CALL_NODES - spent_nodes,
+        )
+        spent_bytes += parsed.parsed_bytes
+        spent_nodes += parsed.nodes
+        commands.append(parsed.to_effect())
+        files.update(dict.fromkeys(parsed.writes))
+    return {
+        "commands": commands,
+        "files": [{"path": path, "operation": "write"} for path in files],
+    }
 
 
 def _label(command: str) -> str:

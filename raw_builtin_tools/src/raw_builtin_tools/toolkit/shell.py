@@ -1,0 +1,520 @@
+"""What a Bash command line would run and write, read from its syntax tree.
+
+:func:`parse_command` parses the text with tree-sitter-bash and walks every simple
+command in it — through pipelines, lists, subshells, command and process substitutions,
+function bodies, ``if``/``for``/``while``/``case`` bodies and the scripts of ``bash -c``,
+``eval`` and the other :data:`~raw_builtin_tools.toolkit.wrappers.WRAPPERS` — into the
+programs it names (:class:`Program`: the name as it would be looked up, the arguments
+after quote removal, the wrappers it runs under) and the files its redirections write.
+
+It is lexical, like every intended effect: it reads no file and runs nothing. A function
+body, or both branches of an ``if``, are listed whether or not they would run. What it
+cannot know it says with :data:`COMMAND_FLAGS`: a command that did not parse, or went past the
+limits, is ``unparsed``; a program whose name comes from an expansion is ``dynamic``.
+
+The work is bounded by construction (docs/tools/bash.md, "Limits"): at most
+:data:`MAX_COMMAND_BYTES` of text are parsed for one command, nested scripts included; a
+parse whose tree would take the total past :data:`MAX_COMMAND_NODES` nodes is not walked
+(tree-sitter counts a tree's nodes without walking it); nothing deeper than
+:data:`MAX_COMMAND_DEPTH` is read; at most :data:`MAX_COMMAND_PROGRAMS` programs are
+listed. Past any of them the command is ``unparsed``. The walk uses an explicit stack,
+so no input can exhaust Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+from typing import Any, Final
+
+from raw_builtin_tools.toolkit.paths import normalize
+from raw_builtin_tools.toolkit.shell_words import Word, join_words, word_value
+from raw_builtin_tools.toolkit.wrappers import Run, Script, Stdin, unwrap
+
+__all__ = [
+    "COMMAND_FLAGS",
+    "MAX_COMMAND_BYTES",
+    "MAX_COMMAND_DEPTH",
+    "MAX_COMMAND_NODES",
+    "MAX_COMMAND_PROGRAMS",
+    "Program",
+    "ShellCommand",
+    "parse_command",
+]
+
+MAX_COMMAND_BYTES: Final = 64 * 1024
+"""UTF-8 bytes parsed for one command at most, the scripts inside it included."""
+MAX_COMMAND_NODES: Final = 20_000
+"""Syntax-tree nodes (tree-sitter's count) walked for one command at most."""
+MAX_COMMAND_DEPTH: Final = 64
+"""How deep the walk goes: syntax-tree levels (a chain such as ``a && b && c`` counts as
+one), plus one for each wrapper and each nested script."""
+MAX_COMMAND_PROGRAMS: Final = 256
+"""Programs listed for one command at most."""
+
+COMMAND_FLAGS: Final = ("unparsed", "dynamic", "dynamic_args", "dynamic_path")
+"""What a command's ``flags`` may say, in this order:
+
+* ``unparsed``: some of the text did not parse as Bash, or went past a limit; the programs
+  listed are those that could be read.
+* ``dynamic``: a program's name is not known before the command runs (``$cmd x``,
+  ``$(echo rm) x``, ``r*m``), or a script it runs is not (``bash -c "$s"``, ``eval "$s"``,
+  ``curl ... | sh``).
+* ``dynamic_args``: an argument is not known before the command runs (``rm "$f"``,
+  ``xargs rm``, ``find -exec rm {} +``).
+* ``dynamic_path``: a redirection writes to a path that is not known (``> "$log"``, or a
+  relative path after a ``cd`` to a directory that is not known).
+"""
+
+_WRITES: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_DEVICES: Final = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+# Nodes that hold no command, substitution or redirection: not walked.
+_LEAVES: Final = frozenset(
+    {
+        "word", "number", "string_content", "raw_string", "ansi_c_string", "variable_name",
+        "special_variable_name", "heredoc_content", "heredoc_start", "heredoc_end",
+        "file_descriptor", "test_operator", "regex", "extglob_pattern", "comment",
+    }
+)  # fmt: skip
+_NEW_SCOPE: Final = frozenset(
+    {"subshell", "command_substitution", "process_substitution", "function_definition"}
+)
+_DIRECTORY_BUILTINS: Final = frozenset({"cd", "pushd", "popd"})
+_DIRECTORY_WORDS: Final = _DIRECTORY_BUILTINS | {"builtin", "command"}
+_SAFE_QUOTE: Final = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_{}~$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """One program a command would run: its ``name`` as it would be looked up (``rm``
+    for ``/bin/rm``, ``\\rm``, ``"rm"`` or ``r''m``), its arguments ``argv`` after quote
+    removal (dynamic parts as written: ``$HOME``), and ``via``, the wrappers it runs
+    under, outermost first (``("sudo", "xargs")``)."""
+
+    name: str
+    argv: tuple[str, ...] = ()
+    via: tuple[str, ...] = ()
+
+    @property
+    def line(self) -> str:
+        """The name and arguments as one line, each word quoted when it must be:
+        ``find . -name '*.o' -delete``."""
+        return " ".join(_quote(word) for word in (self.name, *self.argv))
+
+    def to_effect(self) -> dict[str, Any]:
+        """``{name, argv, line, via}``: the program as the bash tool's effects list it."""
+        return {
+            "name": self.name,
+            "argv": list(self.argv),
+            "line": self.line,
+            "via": list(self.via),
+        }
+
+
+def _quote(word: str) -> str:
+    if word and all(char in _SAFE_QUOTE for char in word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class ShellCommand:
+    """What one command line would run (``programs``, in text order, each listed once)
+    and write (``writes``: absolute, lexically normalized paths), with its ``flags`` (a
+    subset of :data:`COMMAND_FLAGS`, in that order). ``parsed_bytes``, ``nodes`` and ``depth`` say
+    how much work reading it took, within :data:`MAX_COMMAND_BYTES`,
+    :data:`MAX_COMMAND_NODES` and :data:`MAX_COMMAND_DEPTH`."""
+
+    programs: tuple[Program, ...]
+    writes: tuple[str, ...]
+    flags: tuple[str, ...]
+    parsed_bytes: int
+    nodes: int
+    depth: int
+
+    def to_effect(self) -> dict[str, Any]:
+        """``{programs, flags}``: one entry of the bash tool's ``commands`` effects."""
+        return {
+            "programs": [program.to_effect() for program in self.programs],
+            "flags": list(self.flags),
+        }
+
+
+_local = threading.local()
+
+
+def _parser() -> Any:
+    """This thread's parser (a parser must not be shared between threads), made on first
+    use so that importing the toolkit does not load the grammar."""
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        _local.parser = parser
+    return parser
+
+
+class _Scope:
+    """The directory relative paths resolve against, in one shell; ``known`` is false
+    once a ``cd`` went somewhere that cannot be known."""
+
+    __slots__ = ("cwd", "known")
+
+    def __init__(self, cwd: str, known: bool = True) -> None:
+        self.cwd = cwd
+        self.known = known
+
+    def copy(self) -> _Scope:
+        return _Scope(self.cwd, self.known)
+
+
+# What standard input a command reads: None (the tool's /dev/null, or whatever the
+# enclosing shell has), "pipe", "file", or the Word of a here-document or here-string.
+_Input = Word | str | None
+
+
+class _Reader:
+    """One command's walk: what it found so far and the budget it has used."""
+
+    def __init__(self, home: str | None, max_bytes: int, max_nodes: int) -> None:
+        self.home = home
+        self.max_bytes = max_bytes
+        self.max_nodes = max_nodes
+        self.programs: dict[Program, None] = {}
+        self.writes: dict[str, None] = {}
+        self.flags: set[str] = set()
+        self.bytes = 0
+        self.nodes = 0
+        self.depth = 0
+
+    def result(self) -> ShellCommand:
+        return ShellCommand(
+            programs=tuple(self.programs),
+            writes=tuple(self.writes),
+            flags=tuple(flag for flag in COMMAND_FLAGS if flag in self.flags),
+            parsed_bytes=self.bytes,
+            nodes=self.nodes,
+            depth=self.depth,
+        )
+
+    # --- parsing a script ----------------------------------------------------------
+
+    def script(self, text: str, scope: _Scope, depth: int, via: tuple[str, ...]) -> None:
+        data = text.encode("utf-8", "replace")
+        if self.bytes + len(data) > self.max_bytes or depth > MAX_COMMAND_DEPTH:
+            self.flags.add("unparsed")
+            return
+        self.bytes += len(data)
+        root = _parser().parse(data).root_node
+        count = root.descendant_count
+        if self.nodes + count > self.max_nodes:
+            self.flags.add("unparsed")
+            return
+        self.nodes += count
+        if root.has_error:
+            self.flags.add("unparsed")
+        self.walk(root, data, scope, depth, via)
+
+    def walk(
+        self, root: Any, source: bytes, scope: _Scope, depth: int, via: tuple[str, ...]
+    ) -> None:
+        # Entries: (node, scope, depth, stdin). A node None is a `cd` to apply to the scope
+        # once everything before it is read: stdin then holds its (directory, known).
+        stack: list[tuple[Any, _Scope, int, Any]] = [(root, scope, depth, None)]
+        while stack:
+            node, scope, depth, extra = stack.pop()
+            if node is None:
+                scope.cwd, scope.known = extra
+                continue
+            if depth > MAX_COMMAND_DEPTH:
+                self.flags.add("unparsed")
+                continue
+            if depth > self.depth:
+                self.depth = depth
+            kind = node.type
+            stdin: _Input = None
+            if kind == "command":
+                change = self.command(node, source, scope, depth, extra, via)
+                if change is not None:
+                    stack.append((None, scope, depth, change))
+            elif kind == "file_redirect":
+                self.redirect(node, source, scope)
+            elif kind == "redirected_statement":
+                stdin = self.statement_input(node, source, extra)
+            elif kind in ("declaration_command", "unset_command"):
+                self.declaration(node, source, via)
+            inner = scope.copy() if kind in _NEW_SCOPE else scope
+            children = node.children
+            kinds = [child.type for child in children]
+            pending: list[tuple[Any, _Scope, int, Any]] = []
+            first = True
+            last = len(children) - 1
+            for index, child in enumerate(children):
+                child_kind = kinds[index]
+                if child_kind in _LEAVES or not child.is_named:
+                    continue
+                child_scope, child_stdin = inner, stdin
+                if index < last and kinds[index + 1] == "&":
+                    child_scope = scope.copy()  # run in the background: a subshell
+                if kind == "pipeline":
+                    child_scope = scope.copy()  # each stage runs in a subshell
+                    child_stdin = extra if first else "pipe"
+                    first = False
+                step = 0 if child_kind == kind else 1
+                pending.append((child, child_scope, depth + step, child_stdin))
+            stack.extend(reversed(pending))
+
+    # --- simple commands -------------------------------------------------------------
+
+    def command(
+        self,
+        node: Any,
+        source: bytes,
+        scope: _Scope,
+        depth: int,
+        stdin: _Input,
+        via: tuple[str, ...],
+    ) -> tuple[str, bool] | None:
+        """Read one simple command; return the directory change it makes, if any."""
+        name = node.child_by_field_name("name")
+        if name is None:
+            return None
+        parts = [name, *node.children_by_field_name("argument")]
+        for redirect in node.children_by_field_name("redirect"):
+            if redirect.type == "herestring_redirect":
+                stdin = _herestring(redirect, source)
+        words = [word_value(parts[0], source)]
+        for previous, part in itertools.pairwise(parts):
+            value = word_value(part, source)
+            if source[previous.end_byte : part.start_byte] == b"\\\n":
+                words[-1] = join_words(words[-1], value)  # Bash reads r\<newline>m as rm
+            else:
+                words.append(value)
+        self.run(words, via, scope, depth, stdin)
+        return self.directory(words, scope)
+
+    def run(
+        self,
+        words: list[Word] | tuple[Word, ...],
+        via: tuple[str, ...],
+        scope: _Scope,
+        depth: int,
+        stdin: _Input,
+        placeholder: str | None = None,
+        appended: bool = False,
+    ) -> None:
+        """List the program ``words`` run, and whatever it runs in turn."""
+        if len(self.programs) >= MAX_COMMAND_PROGRAMS or depth > MAX_COMMAND_DEPTH:
+            self.flags.add("unparsed")
+            return
+        if depth > self.depth:
+            self.depth = depth
+        first, args = words[0], words[1:]
+        name, dynamic = _program_name(first, placeholder)
+        if dynamic:
+            self.flags.add("dynamic")
+        if appended or any(
+            word.dynamic or (placeholder is not None and placeholder in word.text) for word in args
+        ):
+            self.flags.add("dynamic_args")
+        self.programs.setdefault(Program(name, tuple(word.text for word in args), via))
+        if dynamic:
+            return
+        inner_via = (*via, name)
+        for step in unwrap(name, args):
+            if isinstance(step, Run):
+                where = scope
+                if step.cwd is not None:  # env -C DIR, sudo -D DIR: for the scripts it runs
+                    where = scope.copy()
+                    self.change_directory(where, step.cwd)
+                self.run(step.words, inner_via, where, depth + 1, stdin, step.placeholder,
+                         step.appended)  # fmt: skip
+            elif isinstance(step, Script):
+                self.nested(step.text, step.cwd, scope, depth, inner_via, step.appended)
+            elif isinstance(step, Stdin):
+                if stdin == "pipe":
+                    self.flags.add("dynamic")  # curl ... | sh
+                elif isinstance(stdin, Word):
+                    self.nested(stdin, None, scope, depth, inner_via, False)
+
+    def nested(
+        self,
+        text: Word,
+        cwd: Word | None,
+        scope: _Scope,
+        depth: int,
+        via: tuple[str, ...],
+        appended: bool,
+    ) -> None:
+        """Read a script a wrapper runs, in a shell of its own."""
+        if text.dynamic or text.pattern:
+            self.flags.add("dynamic")
+        if appended:
+            self.flags.add("dynamic_args")
+        inner = scope.copy()
+        if cwd is not None:
+            self.change_directory(inner, cwd)
+        self.script(text.text, inner, depth + 1, via)
+
+    def declaration(self, node: Any, source: bytes, via: tuple[str, ...]) -> None:
+        """``export``, ``declare``, ``local``, ``readonly``, ``typeset``, ``unset``: a
+        program named by its keyword, with its words as arguments."""
+        children = node.children
+        if not children or children[0].is_named:
+            return
+        name = source[children[0].start_byte : children[0].end_byte].decode("utf-8", "replace")
+        argv = tuple(_argument(child, source) for child in children[1:] if child.is_named)
+        if len(self.programs) >= MAX_COMMAND_PROGRAMS:
+            self.flags.add("unparsed")
+            return
+        self.programs.setdefault(Program(name, argv, via))
+
+    # --- directories and redirections ---------------------------------------------------
+
+    def directory(self, words: list[Word], scope: _Scope) -> tuple[str, bool] | None:
+        """The directory ``cd DIR`` (``builtin cd``, ``pushd DIR``) moves this shell to:
+        ``(path, known)``, or ``None`` when the command is no directory change."""
+        if words[0].text not in _DIRECTORY_WORDS:
+            return None
+        while words and words[0].literal and words[0].text in ("builtin", "command"):
+            words = words[1:]
+        if not words or not words[0].literal or words[0].text not in _DIRECTORY_BUILTINS:
+            return None
+        name, args = words[0].text, words[1:]
+        while args and args[0].text in ("-L", "-P", "-e", "-@", "--"):
+            args = args[1:]
+        if name == "popd" or (name == "pushd" and not args):
+            return scope.cwd, False
+        target = args[0] if args else Word("~", tilde=True)
+        if target.text == "-" or target.text[:1] in ("+", "-"):
+            return scope.cwd, False
+        probe = _Scope(scope.cwd, scope.known)
+        self.change_directory(probe, target)
+        return probe.cwd, probe.known
+
+    def change_directory(self, scope: _Scope, target: Word) -> None:
+        path, dynamic = self.path(target, scope)
+        scope.cwd, scope.known = path, scope.known and not dynamic
+
+    def path(self, word: Word, scope: _Scope) -> tuple[str, bool]:
+        """``word`` as an absolute, lexically normalized path, and whether it is not
+        known exactly (an expansion, a pattern, ``~user``, a directory not known)."""
+        text = word.text
+        dynamic = word.dynamic or word.pattern
+        if word.tilde:
+            head, slash, rest = text.partition("/")
+            if head == "~" and self.home:
+                text = self.home + slash + rest
+            else:
+                dynamic = True
+        if not text.startswith("/") and not scope.known:
+            dynamic = True
+        return normalize(text, scope.cwd), dynamic
+
+    def redirect(self, node: Any, source: bytes, scope: _Scope) -> None:
+        """A redirection that writes (``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``<>``,
+        ``>&FILE``) names its target as a write."""
+        target = node.child_by_field_name("destination")
+        operator = next((child.type for child in node.children if not child.is_named), None)
+        if target is None or operator is None or target.type == "process_substitution":
+            return
+        if operator not in _WRITES and not (operator == ">&" and target.type != "number"):
+            return
+        word = word_value(target, source)
+        if not word.text or (operator == ">&" and word.text == "-"):
+            return
+        path, dynamic = self.path(word, scope)
+        if dynamic:
+            self.flags.add("dynamic_path")
+        elif path in _DEVICES or path.startswith("/dev/fd/"):
+            return
+        self.writes.setdefault(path)
+
+    def statement_input(self, node: Any, source: bytes, inherited: _Input) -> _Input:
+        """The standard input a redirected statement's redirections give its body."""
+        stdin = inherited
+        for child in node.children_by_field_name("redirect"):
+            if child.type == "heredoc_redirect":
+                stdin = _heredoc(child, source)
+            elif child.type == "herestring_redirect":
+                stdin = _herestring(child, source)
+            elif child.type == "file_redirect" and any(
+                not part.is_named and part.type == "<" for part in child.children
+            ):
+                stdin = "file"
+        return stdin
+
+
+def _program_name(word: Word, placeholder: str | None) -> tuple[str, bool]:
+    """The name a program is looked up by (the text after the last ``/``), and whether it
+    is dynamic: an expansion, a pattern or a placeholder in that part."""
+    text = word.text
+    start = text.rfind("/") + 1
+    name = text[start:]
+    changing = (word.dynamic or word.pattern) and start < word.fixed_from
+    if placeholder is not None and placeholder in name:
+        changing = True
+    return (text if changing else name), changing
+
+
+def _argument(node: Any, source: bytes) -> str:
+    if node.type == "variable_assignment":
+        value = node.child_by_field_name("value")
+        name = source[node.start_byte : value.start_byte if value else node.end_byte]
+        rest = word_value(value, source).text if value is not None else ""
+        return name.decode("utf-8", "replace") + rest
+    return word_value(node, source).text
+
+
+def _herestring(node: Any, source: bytes) -> Word:
+    parts = [child for child in node.children if child.is_named]
+    if not parts:
+        return Word("")
+    return word_value(parts[-1], source)
+
+
+def _heredoc(node: Any, source: bytes) -> Word:
+    """A here-document's body; with an unquoted delimiter, its expansions make it
+    dynamic."""
+    start = body = None
+    for child in node.children:
+        if child.type == "heredoc_start":
+            start = child
+        elif child.type == "heredoc_body":
+            body = child
+    if body is None:
+        return Word("")
+    text = source[body.start_byte : body.end_byte].decode("utf-8", "replace")
+    quoted = start is not None and any(
+        char in source[start.start_byte : start.end_byte] for char in b"'\"\\"
+    )
+    dynamic = not quoted and any(
+        child.type not in ("heredoc_content", "heredoc_end") for child in body.named_children
+    )
+    return Word(text, dynamic=dynamic, fixed_from=len(text) if dynamic else 0)
+
+
+def parse_command(
+    text: str,
+    cwd: str,
+    *,
+    home: str | None = None,
+    max_bytes: int = MAX_COMMAND_BYTES,
+    max_nodes: int = MAX_COMMAND_NODES,
+) -> ShellCommand:
+    """Read what the Bash command line ``text`` would run and write, run in ``cwd``.
+
+    ``home`` expands a leading ``~`` in a path (``> ~/notes``, ``cd ~``); without it such
+    a path is ``dynamic_path``. Never raises on any text; past the limits the command is
+    ``unparsed`` (see the module's docstring). ``max_bytes`` and ``max_nodes`` lower the
+    limits for this command (a caller sharing one budget among several commands); they
+    never raise them above :data:`MAX_COMMAND_BYTES` and :data:`MAX_COMMAND_NODES`.
+    """
+    reader = _Reader(home, min(max_bytes, MAX_COMMAND_BYTES), min(max_nodes, MAX_COMMAND_NODES))
+    reader.script(text, _Scope(cwd), 0, ())
+    return reader.result()
