@@ -89,7 +89,7 @@ def direct_walk(rules: list[Rule], identity: str, arguments: Any) -> Decision:
     same RE2 patterns, from compile_pattern's cache)."""
     decision = Decision(verdict="allow", rule=None)
     for index, rule in enumerate(rules):
-        if not Glob(rule.match).matches(identity):
+        if not any(Glob(glob).matches(identity) for glob in rule.globs):
             continue
         if rule.when is not None:
             test = compile_pattern(rule.when.regex).test

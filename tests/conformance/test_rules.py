@@ -329,7 +329,7 @@ GLOBS = st.one_of(
 
 @st.composite
 def rules(draw: st.DrawFn) -> Rule:
-    match = draw(GLOBS)
+    match = draw(st.one_of(GLOBS, st.lists(GLOBS, min_size=1, max_size=3).map(tuple)))
     if draw(st.booleans()):
         regex = draw(st.sampled_from(REGEXES))
         when = Predicate(source="arguments", any="commands[*].command", regex=regex)
@@ -346,7 +346,7 @@ def direct_reading(rule_list: list[Rule], identity: str, texts: list[str]) -> De
     """Walk every rule in order; each one that matches replaces the verdict."""
     decision = Decision(verdict="allow", rule=None)
     for index, candidate in enumerate(rule_list):
-        if not glob_reading(candidate.match, identity):
+        if not any(glob_reading(glob, identity) for glob in candidate.globs):
             continue
         if candidate.when is not None and not any(
             re.search(candidate.when.regex, t) for t in texts

@@ -476,6 +476,8 @@ GLOBS = st.one_of(
     ),
     st.text(st.sampled_from("bash/*?lx"), max_size=8),
 )
+# A rule's match: one glob, or a list of them (any of them matching).
+MATCHES = st.one_of(GLOBS, st.lists(GLOBS, min_size=1, max_size=3).map(tuple))
 RULES = st.builds(
     lambda match, effect, regex: Rule(
         match=match,
@@ -484,7 +486,7 @@ RULES = st.builds(
         if regex is None
         else Predicate(source="arguments", any="commands[*].command", regex=regex),
     ),
-    GLOBS,
+    MATCHES,
     st.sampled_from(["allow", "ask", "deny"]),
     st.none(),
 ).flatmap(
@@ -511,7 +513,7 @@ def oracle(rules: list[Rule], identity: str, texts: list[str]) -> Decision:
     """The direct reading: walk every rule in order; the last one that matches wins."""
     decision = Decision(verdict="allow", rule=None)
     for index, candidate in enumerate(rules):
-        if not glob_reference(candidate.match, identity):
+        if not any(glob_reference(glob, identity) for glob in candidate.globs):
             continue
         when = candidate.when
         if when is not None and not any(re.search(when.regex, text) for text in texts):
@@ -526,7 +528,7 @@ def test_hidden_exactly_when_every_call_is_denied(
     rules: list[Rule], identity: str, texts: list[str]
 ) -> None:
     policy = Policy.bind(rules, SHAPES)
-    matching = [i for i, r in enumerate(rules) if glob_reference(r.match, identity)]
+    matching = [i for i, r in enumerate(rules) if any(glob_reference(g, identity) for g in r.globs)]
     if not policy.is_exposed(identity):
         # Whatever the call, it is denied.
         assert oracle(rules, identity, texts).verdict == "deny"

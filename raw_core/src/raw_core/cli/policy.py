@@ -84,15 +84,16 @@ def explain(
     if effects is None:
         click.echo("effects: none declared")
     else:
-        click.echo(f"effects: {json.dumps(effects, ensure_ascii=False)}")
+        click.echo(f"effects: {_pretty(effects, len('effects: '))}")
     if not explanation.rules:
         click.echo("rules: none")
     else:
         click.echo("rules:")
-    width = max((len(rule.match) for rule in explanation.rules), default=0)
+    width = max((len(rule.match_text) for rule in explanation.rules), default=0)
     for rule in explanation.rules:
         mark = "matched    " if rule.matched else "not matched"
-        click.echo(f"  [{rule.index}] {rule.effect:<5} {rule.match:<{width}}  {mark}  {rule.why}")
+        match = rule.match_text
+        click.echo(f"  [{rule.index}] {rule.effect:<5} {match:<{width}}  {mark}  {rule.why}")
     decided = (
         f"rule {explanation.decided_by}"
         if explanation.decided_by is not None
@@ -117,6 +118,27 @@ def explain(
         for sub in explanation.command_hooks:
             mark = "runs     " if sub.runs else "skipped  "
             click.echo(f"  {sub.event:<11} {sub.hook}  {mark}  {sub.why}")
+
+
+_WIDTH = 100
+
+
+def _pretty(value: Any, column: int, indent: int = 0) -> str:
+    """JSON that a person can read: a value that fits on the line it starts on (at
+    ``column``) stays on it; a longer object or array gets one line per member, indented
+    two spaces past the line's ``indent`` (so each program of a bash command is a line)."""
+    flat = json.dumps(value, ensure_ascii=False)
+    if column + len(flat) <= _WIDTH or not isinstance(value, dict | list) or not value:
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(value, dict):
+        members = []
+        for key, item in value.items():
+            head = f"{pad}{json.dumps(key, ensure_ascii=False)}: "
+            members.append(head + _pretty(item, len(head), indent + 2))
+        return "{\n" + ",\n".join(members) + "\n" + " " * indent + "}"
+    members = [pad + _pretty(item, len(pad), indent + 2) for item in value]
+    return "[\n" + ",\n".join(members) + "\n" + " " * indent + "]"
 
 
 @policy.command("lint")

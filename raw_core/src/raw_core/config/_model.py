@@ -14,6 +14,7 @@ returns in :attr:`Config.sections`. A key nobody claims is still ``config_invali
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -66,6 +67,7 @@ __all__ = [
     "ConfigSection",
     "Effect",
     "HooksConfig",
+    "Match",
     "ModelConfig",
     "Predicate",
     "Rule",
@@ -97,13 +99,31 @@ class Predicate:
     regex: str
 
 
+Match = str | tuple[str, ...]
+"""A rule's ``match``: one glob, or a non-empty list of globs (any of them matching)."""
+
+
 @attrs.frozen(kw_only=True)
 class Rule:
-    """One entry of ``tools.rules``: a glob over identities, an effect, an optional ``when``."""
+    """One entry of ``tools.rules``: a glob (or a list of globs) over identities, an
+    effect, an optional ``when``."""
 
-    match: str
+    match: Match
     effect: Effect
     when: Predicate | None = None
+
+    @property
+    def globs(self) -> tuple[str, ...]:
+        """The rule's globs: ``match`` as a tuple."""
+        return (self.match,) if isinstance(self.match, str) else self.match
+
+    @property
+    def match_text(self) -> str:
+        """``match`` as a message quotes it: ``'builtin/bash'``, or a JSON list
+        ``["builtin/bash", "builtin/write_file"]``."""
+        if isinstance(self.match, str):
+            return repr(self.match)
+        return json.dumps(list(self.match), ensure_ascii=False)
 
     def __attrs_post_init__(self) -> None:
         if self.when is not None and self.effect != "ask":
@@ -318,8 +338,24 @@ def _structure_backend(value: Any, _type: Any) -> BackendConfig:
     return BackendConfig(type=kind, options=freeze(options))
 
 
+def _structure_match(value: Any, _type: Any) -> Match:
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise ValueError(f"expected a glob or an array of globs, found {json_kind(value)}")
+    if not value:
+        raise ValueError("expected a glob or an array of globs, found an empty array")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ValueError(
+                f"expected a glob or an array of globs; item {index} is {json_kind(item)}"
+            )
+    return tuple(value)
+
+
 def _make_converter() -> cattrs.Converter:
     converter = make_converter()
+    converter.register_structure_hook_func(lambda type_: type_ == Match, _structure_match)
     converter.register_structure_hook(BackendConfig, _structure_backend)
     converter.register_structure_hook(
         VarDefinition,

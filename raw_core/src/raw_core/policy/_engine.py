@@ -3,7 +3,8 @@
 The rules (spec 001, "Control tools with rules"; design.md, "Decisions"):
 
 1. ``match`` is a glob over the full identity: ``*`` any run of characters (``/``
-   included), ``?`` one character, nothing else special.
+   included), ``?`` one character, nothing else special; or a list of such globs, which
+   matches an identity any of them matches (an extension of spec 001, docs/design.md).
 2. Rules apply in order and the last matching rule wins; a rule with ``when`` matches only
    when its predicate matches the call. No matching rule: allow.
 3. A selected tool whose last matching rule is an unconditional deny is not exposed: the
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
-from raw_core.config import Effect, Rule
+from raw_core.config import Effect, Match, Rule
 from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
 from raw_core.policy._glob import Glob
 from raw_core.policy.predicate import (
@@ -65,16 +66,21 @@ class RuleExplanation:
     """One rule, as :meth:`Policy.explain` saw it for one call."""
 
     index: int
-    match: str
+    match: Match
     effect: Effect
     matched: bool
     why: str
 
+    @property
+    def match_text(self) -> str:
+        """``match`` as text: the glob, or the globs joined by ``, ``."""
+        return self.match if isinstance(self.match, str) else ", ".join(self.match)
+
     def to_dict(self) -> dict[str, Any]:
-        """``{index, match, effect, matched, why}``."""
+        """``{index, match, effect, matched, why}`` (``match`` a string or a list)."""
         return {
             "index": self.index,
-            "match": self.match,
+            "match": _match_json(self.match),
             "effect": self.effect,
             "matched": self.matched,
             "why": self.why,
@@ -113,7 +119,7 @@ class LintFinding:
 
     kind: Literal["matches_nothing", "never_decides"]
     rule: int
-    match: str
+    match: Match
     effect: Effect
     message: str
     tools: tuple[str, ...] = ()
@@ -124,7 +130,7 @@ class LintFinding:
         return {
             "kind": self.kind,
             "rule": self.rule,
-            "match": self.match,
+            "match": _match_json(self.match),
             "effect": self.effect,
             "message": self.message,
             "tools": list(self.tools),
@@ -145,8 +151,30 @@ class _Step:
         self.on_effects = predicate is not None and predicate.source == "effects"
 
 
+def _match_json(match: Match) -> str | list[str]:
+    return match if isinstance(match, str) else list(match)
+
+
 def _rule_label(index: int, rule: Rule) -> str:
-    return f"rule {index} (match {rule.match!r}, effect {rule.effect!r})"
+    return f"rule {index} (match {rule.match_text}, effect {rule.effect!r})"
+
+
+class _Globs:
+    """A rule's compiled globs: an identity matches when any of them matches it."""
+
+    __slots__ = ("globs",)
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.globs = tuple(Glob(pattern) for pattern in patterns)
+
+    def matches(self, identity: str) -> bool:
+        return any(glob.matches(identity) for glob in self.globs)
+
+
+def _not_matching(rule: Rule, identity: str) -> str:
+    if isinstance(rule.match, str):
+        return f"glob {rule.match!r} does not match {identity}"
+    return f"none of the globs {rule.match_text} matches {identity}"
 
 
 class Policy:
@@ -205,7 +233,7 @@ class Policy:
         """
         shapes = [t if isinstance(t, ToolShape) else ToolShape.of(t) for t in tools]
         rules = tuple(rules)
-        globs = [Glob(rule.match) for rule in rules]
+        globs = [_Globs(rule.globs) for rule in rules]
         prepared: dict[int, PreparedPredicate] = {}
         for index, rule in enumerate(rules):
             if rule.when is not None:
@@ -311,9 +339,7 @@ class Policy:
         entries: list[tuple[int, Rule, bool, str]] = []
         for index, rule in enumerate(self._rules):
             if index not in matching:
-                entries.append(
-                    (index, rule, False, f"glob {rule.match!r} does not match {identity}")
-                )
+                entries.append((index, rule, False, _not_matching(rule, identity)))
                 continue
             predicate = self._bound.get((index, identity))
             if predicate is None:
