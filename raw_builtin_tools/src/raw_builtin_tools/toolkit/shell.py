@@ -49,7 +49,7 @@ MAX_COMMAND_NODES: Final = 20_000
 """Syntax-tree nodes (tree-sitter's count) walked for one command at most."""
 MAX_COMMAND_DEPTH: Final = 64
 """How deep the walk goes: syntax-tree levels (a chain such as ``a && b && c`` counts as
-one), plus one for each wrapper and each nested script."""
+one level), plus one for each wrapper and each nested script."""
 MAX_COMMAND_PROGRAMS: Final = 256
 """Programs listed for one command at most."""
 
@@ -77,6 +77,8 @@ _LEAVES: Final = frozenset(
         "file_descriptor", "test_operator", "regex", "extglob_pattern", "comment",
     }
 )  # fmt: skip
+# Nodes the grammar nests to make a chain (a && b && c, 1 + 2 + 3): one level in all.
+_CHAINS: Final = frozenset({"list", "binary_expression"})
 _NEW_SCOPE: Final = frozenset(
     {"subshell", "command_substitution", "process_substitution", "function_definition"}
 )
@@ -115,7 +117,7 @@ class Program:
 
 
 def _quote(word: str) -> str:
-    if word and all(char in _SAFE_QUOTE for char in word):
+    if word and all(char in _SAFE_QUOTE or (char > "\x7f" and not char.isspace()) for char in word):
         return word
     return "'" + word.replace("'", "'\\''") + "'"
 
@@ -142,6 +144,15 @@ class ShellCommand:
             "flags": list(self.flags),
         }
 
+
+_ASCII_ONLY: Final = bytes(range(0x80)) + b"a" * 0x80
+"""Every byte of a multi-byte UTF-8 character read as ``a``, before parsing.
+
+Bash reads such bytes as word characters, like ``a``, so the tree is the same and every
+byte offset in it still points into the real text, which the words are read from. The
+grammar's scanner, given a character past U+007F in some places (``{`` then U+376A8),
+passes it to a C character-class function that only accepts values up to 255, which can
+crash the process; it never sees one this way."""
 
 _local = threading.local()
 
@@ -210,7 +221,7 @@ class _Reader:
             self.flags.add("unparsed")
             return
         self.bytes += len(data)
-        root = _parser().parse(data).root_node
+        root = _parser().parse(data.translate(_ASCII_ONLY)).root_node
         count = root.descendant_count
         if self.nodes + count > self.max_nodes:
             self.flags.add("unparsed")
@@ -265,7 +276,7 @@ class _Reader:
                     child_scope = scope.copy()  # each stage runs in a subshell
                     child_stdin = extra if first else "pipe"
                     first = False
-                step = 0 if child_kind == kind else 1
+                step = 0 if child_kind == kind and kind in _CHAINS else 1
                 pending.append((child, child_scope, depth + step, child_stdin))
             stack.extend(reversed(pending))
 
