@@ -156,3 +156,12 @@ def test_characters_past_ascii_never_reach_the_grammar_s_scanner() -> None:
         run = subprocess.run([sys.executable, "-c", CRASHER], capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
         assert run.stdout == "echo {\U000376a8 é /w/\u3000.txt\n"
+
+
+def test_a_parse_past_its_deadline_is_stopped_and_the_command_unparsed() -> None:
+    script = "\n".join(f"rm -f build/{index}.o && echo {index} >> log" for index in range(100))
+    assert parse_command(script, "/w").flags == ()
+    stopped = parse_command(script, "/w", max_seconds=0.0)
+    assert stopped.flags == ("unparsed",)
+    assert stopped.programs == ()
+    assert stopped.nodes == 0

@@ -38,7 +38,8 @@ The parts, by what a tool needs them for:
   into a :class:`ShellCommand`, the :class:`Program` entries it would run (through the
   :data:`COMMAND_WRAPPERS`) and the files its redirections write, with
   :data:`COMMAND_FLAGS` for what it cannot know, within :data:`MAX_COMMAND_BYTES`,
-  :data:`MAX_COMMAND_NODES`, :data:`MAX_COMMAND_DEPTH` and :data:`MAX_COMMAND_PROGRAMS`;
+  :data:`MAX_COMMAND_NODES`, :data:`MAX_COMMAND_DEPTH`, :data:`MAX_COMMAND_PROGRAMS` and
+  :data:`MAX_PARSE_SECONDS`;
 * commands: :func:`run_command` runs one in a process group of its own with a deadline, a
   cancellation :class:`Signal` and bounded :class:`Capture` of its output, and returns an
   :class:`Outcome`; :func:`kill_group` kills such a group.
@@ -81,6 +82,7 @@ from raw_builtin_tools.toolkit.shell import (
     MAX_COMMAND_DEPTH,
     MAX_COMMAND_NODES,
     MAX_COMMAND_PROGRAMS,
+    MAX_PARSE_SECONDS,
     Program,
     ShellCommand,
     parse_command,
@@ -96,6 +98,7 @@ __all__ = [
     "MAX_COMMAND_NODES",
     "MAX_COMMAND_PROGRAMS",
     "MAX_OPERATIONS",
+    "MAX_PARSE_SECONDS",
     "AddFile",
     "Capture",
     "DeleteFile",

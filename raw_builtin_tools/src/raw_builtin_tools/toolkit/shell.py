@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from raw_builtin_tools.toolkit.paths import normalize
@@ -45,13 +46,20 @@ __all__ = [
 
 MAX_COMMAND_BYTES: Final = 64 * 1024
 """UTF-8 bytes parsed for one command at most, the scripts inside it included."""
-MAX_COMMAND_NODES: Final = 20_000
+MAX_COMMAND_NODES: Final = 10_000
 """Syntax-tree nodes (tree-sitter's count) walked for one command at most."""
 MAX_COMMAND_DEPTH: Final = 64
 """How deep the walk goes: syntax-tree levels (a chain such as ``a && b && c`` counts as
 one level), plus one for each wrapper and each nested script."""
 MAX_COMMAND_PROGRAMS: Final = 256
 """Programs listed for one command at most."""
+MAX_PARSE_SECONDS: Final = 0.05
+"""Time tree-sitter may spend parsing one command, nested scripts included. Valid Bash
+parses in well under a millisecond per kilobyte; text that does not parse can make the
+grammar's error recovery take time that grows with the square of its length (seconds for
+a few tens of kilobytes of garbage). A parse still running at its deadline is stopped
+(tree-sitter asks a progress callback as it goes; it may run a few tens of milliseconds
+past the deadline between two asks), and the command is ``unparsed``."""
 
 COMMAND_FLAGS: Final = ("unparsed", "dynamic", "dynamic_args", "dynamic_path")
 """What a command's ``flags`` may say, in this order:
@@ -126,9 +134,10 @@ def _quote(word: str) -> str:
 class ShellCommand:
     """What one command line would run (``programs``, in text order, each listed once)
     and write (``writes``: absolute, lexically normalized paths), with its ``flags`` (a
-    subset of :data:`COMMAND_FLAGS`, in that order). ``parsed_bytes``, ``nodes`` and ``depth`` say
-    how much work reading it took, within :data:`MAX_COMMAND_BYTES`,
-    :data:`MAX_COMMAND_NODES` and :data:`MAX_COMMAND_DEPTH`."""
+    subset of :data:`COMMAND_FLAGS`, in that order). ``parsed_bytes``, ``nodes``,
+    ``depth`` and ``parse_seconds`` say how much work reading it took, within
+    :data:`MAX_COMMAND_BYTES`, :data:`MAX_COMMAND_NODES`, :data:`MAX_COMMAND_DEPTH` and
+    (give or take the overrun it allows) :data:`MAX_PARSE_SECONDS`."""
 
     programs: tuple[Program, ...]
     writes: tuple[str, ...]
@@ -136,6 +145,7 @@ class ShellCommand:
     parsed_bytes: int
     nodes: int
     depth: int
+    parse_seconds: float = field(default=0.0, compare=False)
 
     def to_effect(self) -> dict[str, Any]:
         """``{programs, flags}``: one entry of the bash tool's ``commands`` effects."""
@@ -192,11 +202,14 @@ _Input = Word | str | None
 class _Reader:
     """One command's walk: what it found so far and the budget it has used."""
 
-    def __init__(self, home: str | None, max_bytes: int, max_nodes: int) -> None:
+    def __init__(self, home: str | None, max_bytes: int, max_nodes: int, seconds: float) -> None:
         self.home = home
         self.max_bytes = max_bytes
         self.max_nodes = max_nodes
-        self.programs: dict[Program, None] = {}
+        self.seconds = seconds  # parse time left
+        self.spent = 0.0
+        self.programs: list[Program] = []
+        self.seen: set[tuple[str, tuple[str, ...], tuple[str, ...]]] = set()
         self.writes: dict[str, None] = {}
         self.flags: set[str] = set()
         self.bytes = 0
@@ -211,6 +224,7 @@ class _Reader:
             parsed_bytes=self.bytes,
             nodes=self.nodes,
             depth=self.depth,
+            parse_seconds=self.spent,
         )
 
     # --- parsing a script ----------------------------------------------------------
@@ -221,7 +235,11 @@ class _Reader:
             self.flags.add("unparsed")
             return
         self.bytes += len(data)
-        root = _parser().parse(data.translate(_ASCII_ONLY)).root_node
+        tree = self.parse(data.translate(_ASCII_ONLY))
+        if tree is None:
+            self.flags.add("unparsed")
+            return
+        root = tree.root_node
         count = root.descendant_count
         if self.nodes + count > self.max_nodes:
             self.flags.add("unparsed")
@@ -230,6 +248,27 @@ class _Reader:
         if root.has_error:
             self.flags.add("unparsed")
         self.walk(root, data, scope, depth, via)
+
+    def parse(self, data: bytes) -> Any:
+        """The tree of ``data``, or ``None`` when the parse ran out of time."""
+        view = memoryview(data)
+        started = time.perf_counter()
+        deadline = started + self.seconds
+
+        def read(offset: int, _point: Any) -> memoryview:
+            return view[offset:]
+
+        def progress(_offset: int, _has_error: bool) -> bool:
+            return time.perf_counter() > deadline  # True stops the parse
+
+        try:
+            tree = _parser().parse(read, progress_callback=progress)
+        except ValueError:  # stopped by progress()
+            tree = None
+        elapsed = time.perf_counter() - started
+        self.spent += elapsed
+        self.seconds = max(0.0, self.seconds - elapsed)
+        return tree
 
     def walk(
         self, root: Any, source: bytes, scope: _Scope, depth: int, via: tuple[str, ...]
@@ -249,8 +288,9 @@ class _Reader:
                 self.depth = depth
             kind = node.type
             stdin: _Input = None
+            read: frozenset[int] = frozenset()  # start bytes of children with nothing inside
             if kind == "command":
-                change = self.command(node, source, scope, depth, extra, via)
+                change, read = self.command(node, source, scope, depth, extra, via)
                 if change is not None:
                     stack.append((None, scope, depth, change))
             elif kind == "file_redirect":
@@ -268,6 +308,8 @@ class _Reader:
             for index, child in enumerate(children):
                 child_kind = kinds[index]
                 if child_kind in _LEAVES or not child.is_named:
+                    continue
+                if read and child.start_byte in read:
                     continue
                 child_scope, child_stdin = inner, stdin
                 if index < last and kinds[index + 1] == "&":
@@ -290,24 +332,29 @@ class _Reader:
         depth: int,
         stdin: _Input,
         via: tuple[str, ...],
-    ) -> tuple[str, bool] | None:
-        """Read one simple command; return the directory change it makes, if any."""
+    ) -> tuple[tuple[str, bool] | None, frozenset[int]]:
+        """Read one simple command. Return the directory change it makes, if any, and the
+        start bytes of its words that hold no substitution (nothing to walk into)."""
         name = node.child_by_field_name("name")
         if name is None:
-            return None
+            return None, frozenset()
         parts = [name, *node.children_by_field_name("argument")]
         for redirect in node.children_by_field_name("redirect"):
             if redirect.type == "herestring_redirect":
                 stdin = _herestring(redirect, source)
         words = [word_value(parts[0], source)]
+        plain = [part.start_byte for part, word in zip(parts[:1], words, strict=True)
+                 if not word.dynamic]  # fmt: skip
         for previous, part in itertools.pairwise(parts):
             value = word_value(part, source)
+            if not value.dynamic:
+                plain.append(part.start_byte)
             if source[previous.end_byte : part.start_byte] == b"\\\n":
                 words[-1] = join_words(words[-1], value)  # Bash reads r\<newline>m as rm
             else:
                 words.append(value)
         self.run(words, via, scope, depth, stdin)
-        return self.directory(words, scope)
+        return self.directory(words, scope), frozenset(plain)
 
     def run(
         self,
@@ -333,7 +380,10 @@ class _Reader:
             word.dynamic or (placeholder is not None and placeholder in word.text) for word in args
         ):
             self.flags.add("dynamic_args")
-        self.programs.setdefault(Program(name, tuple(word.text for word in args), via))
+        argv = tuple(word.text for word in args)
+        if (name, argv, via) not in self.seen:
+            self.seen.add((name, argv, via))
+            self.programs.append(Program(name, argv, via))
         if dynamic:
             return
         inner_via = (*via, name)
@@ -383,7 +433,9 @@ class _Reader:
         if len(self.programs) >= MAX_COMMAND_PROGRAMS:
             self.flags.add("unparsed")
             return
-        self.programs.setdefault(Program(name, argv, via))
+        if (name, argv, via) not in self.seen:
+            self.seen.add((name, argv, via))
+            self.programs.append(Program(name, argv, via))
 
     # --- directories and redirections ---------------------------------------------------
 
@@ -517,15 +569,22 @@ def parse_command(
     home: str | None = None,
     max_bytes: int = MAX_COMMAND_BYTES,
     max_nodes: int = MAX_COMMAND_NODES,
+    max_seconds: float = MAX_PARSE_SECONDS,
 ) -> ShellCommand:
     """Read what the Bash command line ``text`` would run and write, run in ``cwd``.
 
     ``home`` expands a leading ``~`` in a path (``> ~/notes``, ``cd ~``); without it such
     a path is ``dynamic_path``. Never raises on any text; past the limits the command is
-    ``unparsed`` (see the module's docstring). ``max_bytes`` and ``max_nodes`` lower the
-    limits for this command (a caller sharing one budget among several commands); they
-    never raise them above :data:`MAX_COMMAND_BYTES` and :data:`MAX_COMMAND_NODES`.
+    ``unparsed`` (see the module's docstring). ``max_bytes``, ``max_nodes`` and
+    ``max_seconds`` lower the limits for this command (a caller sharing one budget among
+    several commands); they never raise them above :data:`MAX_COMMAND_BYTES`,
+    :data:`MAX_COMMAND_NODES` and :data:`MAX_PARSE_SECONDS`.
     """
-    reader = _Reader(home, min(max_bytes, MAX_COMMAND_BYTES), min(max_nodes, MAX_COMMAND_NODES))
+    reader = _Reader(
+        home,
+        min(max_bytes, MAX_COMMAND_BYTES),
+        min(max_nodes, MAX_COMMAND_NODES),
+        min(max_seconds, MAX_PARSE_SECONDS),
+    )
     reader.script(text, _Scope(cwd), 0, ())
     return reader.result()

@@ -15,8 +15,9 @@ cap then limits what the model receives.
 run, seen through wrappers such as ``sudo``, ``xargs`` and ``bash -c``, and the files its
 redirections write, as absolute paths in the ``files[*].path`` shape write_file uses, so
 one rule covers both tools. It reads nothing and runs nothing; the commands of one call
-share one budget (:data:`CALL_BYTES`, :data:`CALL_NODES`) on top of each command's own
-limits, so a call's effects are bounded by construction (docs/tools/bash.md, "Limits").
+share one budget (:data:`CALL_BYTES`, :data:`CALL_NODES`, :data:`CALL_PARSE_SECONDS`) on
+top of each command's own limits, so a call's effects are bounded (docs/tools/bash.md,
+"Limits").
 
 The handler is ``async`` and runs on the event loop rather than in a worker thread: a
 cancellation (``context.signal``, or the dispatcher cancelling the call) then arrives at
@@ -36,6 +37,7 @@ from typing import Any, Final
 from raw_builtin_tools.toolkit import (
     MAX_COMMAND_BYTES,
     MAX_COMMAND_NODES,
+    MAX_PARSE_SECONDS,
     Capture,
     Outcome,
     parse_command,
@@ -51,6 +53,8 @@ CALL_BYTES: Final = 2 * MAX_COMMAND_BYTES
 """Bytes of Bash text the commands of one call may have parsed together."""
 CALL_NODES: Final = 2 * MAX_COMMAND_NODES
 """Syntax-tree nodes the commands of one call may have walked together."""
+CALL_PARSE_SECONDS: Final = 3 * MAX_PARSE_SECONDS
+"""Time tree-sitter may spend parsing the commands of one call together."""
 
 
 def validate_args(args: Mapping[str, Any]) -> str | None:
@@ -74,6 +78,7 @@ def describe_effects(args: Mapping[str, Any], context: ToolContext) -> dict[str,
     cwd = str(context.cwd)
     home = os.environ.get("HOME") or None  # the shell inherits raw's environment
     spent_bytes = spent_nodes = 0
+    spent_seconds = 0.0
     commands: list[dict[str, Any]] = []
     files: dict[str, None] = {}
     for entry in args["commands"]:
@@ -83,9 +88,11 @@ def describe_effects(args: Mapping[str, Any], context: ToolContext) -> dict[str,
             home=home,
             max_bytes=CALL_BYTES - spent_bytes,
             max_nodes=CALL_NODES - spent_nodes,
+            max_seconds=CALL_PARSE_SECONDS - spent_seconds,
         )
         spent_bytes += parsed.parsed_bytes
         spent_nodes += parsed.nodes
+        spent_seconds += parsed.parse_seconds
         commands.append(parsed.to_effect())
         files.update(dict.fromkeys(parsed.writes))
     return {
