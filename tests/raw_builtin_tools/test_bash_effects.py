@@ -11,11 +11,14 @@ effects, and whether the starter rules ask.
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from raw_builtin_tools.toolkit import COMMAND_WRAPPERS
 from raw_core.agent import Agent, load_agent
 from raw_core.cli.config import STARTER_RULES
 from raw_core.config import load_config
@@ -73,7 +76,7 @@ BYPASSES: list[Row] = [
     ("ls | xargs rm", ["ls", "xargs rm", "[xargs] rm"], ["dynamic_args"], [], True),
     (
         "find . -name '*.tmp' -exec rm {} \\;",
-        ["find . -name '*.tmp' -exec rm {} ';'", "[find] rm {}"],
+        ["find . -name *.tmp -exec rm {} ';'", "[find] rm {}"],
         ["dynamic_args"],
         [],
         True,
@@ -125,7 +128,7 @@ BYPASSES: list[Row] = [
     ("$(echo rm) x", ["'$(echo rm)' x", "echo rm"], ["dynamic"], [], True),
     ("`echo rm` x", ["'`echo rm`' x", "echo rm"], ["dynamic"], [], True),
     ("$cmd x", ["$cmd x"], ["dynamic"], [], True),
-    ("r*m x", ["'r*m' x"], ["dynamic"], [], True),
+    ("r*m x", ["r*m x"], ["dynamic"], [], True),
     (
         'bash -c "$script"',
         ["bash -c $script", "[bash] $script"],
@@ -178,8 +181,8 @@ LOOK_ALIKES: list[Row] = [
     ("cat <<'EOF'\n$(rm x)\nEOF", ["cat"], [], [], False),
     ('git commit -m "rm old files"', ["git commit -m 'rm old files'"], [], [], False),
     ('grep -r "sudo rm" .', ["grep -r 'sudo rm' ."], [], [], False),
-    ("find . -name '*.py'", ["find . -name '*.py'"], [], [], False),
-    ("find . -name '*.delete'", ["find . -name '*.delete'"], [], [], False),
+    ("find . -name '*.py'", ["find . -name *.py"], [], [], False),
+    ("find . -name '*.delete'", ["find . -name *.delete"], [], [], False),
     ("xargs echo < list", ["xargs echo", "[xargs] echo"], ["dynamic_args"], [], False),
     ("pytest -q tests/unit", ["pytest -q tests/unit"], [], [], False),
     ("python -c 'print(1)'", ["python -c 'print(1)'"], [], [], False),
@@ -343,3 +346,29 @@ def test_a_tilde_without_a_home_is_a_path_not_known(
     effects = effects_of(starter, "echo x > ~/notes")
     assert effects["commands"][0]["flags"] == ["dynamic_path"]
     assert effects["files"] == [{"path": "/w/~/notes", "operation": "write"}]
+
+
+PAGE = Path(__file__).parents[2] / "docs" / "tools" / "bash.md"
+EXAMPLE = re.compile(
+    r"<!-- test: effects -->\n```json\n(?P<arguments>.*?)```\n\nin `(?P<cwd>[^`]+)` gives:\n\n"
+    r"```json\n(?P<effects>.*?)```",
+    re.S,
+)
+
+
+def test_the_page_s_example_has_the_effects_it_shows(starter: Agent) -> None:
+    example = EXAMPLE.search(PAGE.read_text(encoding="utf-8"))
+    assert example is not None
+    tool = starter.registry.by_name("bash")
+    assert tool.describe_effects is not None
+    effects = tool.describe_effects(
+        json.loads(example["arguments"]), SimpleNamespace(cwd=example["cwd"])
+    )
+    assert effects == json.loads(example["effects"])
+
+
+def test_the_page_lists_every_wrapper_and_nothing_else() -> None:
+    section = PAGE.read_text(encoding="utf-8").split("### Wrappers", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    listed = [name for row in rows for name in re.findall(r"`([a-z]+)`", row.split(" | ")[0])]
+    assert sorted(listed) == sorted(COMMAND_WRAPPERS)

@@ -93,7 +93,7 @@ _NEW_SCOPE: Final = frozenset(
 _DIRECTORY_BUILTINS: Final = frozenset({"cd", "pushd", "popd"})
 _DIRECTORY_WORDS: Final = _DIRECTORY_BUILTINS | {"builtin", "command"}
 _SAFE_QUOTE: Final = frozenset(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_{}~$"
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_{}~$*?[]^!"
 )
 
 
@@ -110,8 +110,10 @@ class Program:
 
     @property
     def line(self) -> str:
-        """The name and arguments as one line, each word quoted when it must be:
-        ``find . -name '*.o' -delete``."""
+        """The name and arguments as one line, a word in single quotes when it holds
+        white space, a quote or a character such as ``;``, ``|``, ``&``, ``<``, ``>``,
+        ``(`` or ``#`` (``git commit -m 'fix the build'``); glob characters are left as
+        they are (``find . -name *.o -delete``)."""
         return " ".join(_quote(word) for word in (self.name, *self.argv))
 
     def to_effect(self) -> dict[str, Any]:
