@@ -10,10 +10,10 @@ working when ``raw-builtin-tools`` is upgraded, as long as this package keeps it
   documents (including the error codes a model reads). A release may add names, optional
   keyword parameters and new error codes.
 * **What may change:** which submodule (``lines``, ``paths``, ``patch``, ``hunks``, ``atomic``,
-  ``workspace``, ``edits``, ``processes``, ``shell``, ``shell_words``, ``wrappers``) defines
-  a name, anything not in ``__all__``,
-  anything named with a leading underscore, and the modules named with one anywhere in
-  ``raw_builtin_tools``. Import from the package, not from a submodule.
+  ``workspace``, ``edits``, ``processes``, ``shell``, ``shell_records``, ``shell_words``,
+  ``wrappers``) defines a name, anything not in ``__all__``, anything named with a leading
+  underscore, and the modules named with one anywhere in ``raw_builtin_tools``. Import
+  from the package, not from a submodule.
 * **How it changes:** a name in ``__all__`` is removed, renamed or changed incompatibly
   only in a release whose version says so (a new major version; before 1.0, a new minor
   version), and the release notes name it.
@@ -76,7 +76,8 @@ from raw_builtin_tools.toolkit.patch import (
 )
 from raw_builtin_tools.toolkit.paths import normalize, path_problem
 from raw_builtin_tools.toolkit.processes import Capture, Outcome, Signal, kill_group, run_command
-from raw_builtin_tools.toolkit.shell import (
+from raw_builtin_tools.toolkit.shell import parse_command
+from raw_builtin_tools.toolkit.shell_records import (
     COMMAND_FLAGS,
     MAX_COMMAND_BYTES,
     MAX_COMMAND_DEPTH,
@@ -85,7 +86,6 @@ from raw_builtin_tools.toolkit.shell import (
     MAX_PARSE_SECONDS,
     Program,
     ShellCommand,
-    parse_command,
 )
 from raw_builtin_tools.toolkit.workspace import EditError, Workspace
 from raw_builtin_tools.toolkit.wrappers import COMMAND_WRAPPERS
