@@ -52,6 +52,16 @@ The tree::
     │   ├── ContextTooLong            context_too_long
     │   ├── ProviderUnavailable       provider_unavailable
     │   └── ProviderFailed            provider_error
+    ├── PanelError                    a panel update or read is refused (raw.panel/2)
+    │   ├── PanelInvalid              panel_invalid
+    │   ├── PanelTooLarge             panel_too_large
+    │   ├── PanelUndeclared           panel_undeclared
+    │   ├── PanelNotOwned             panel_not_owned
+    │   ├── PanelUnknown              panel_unknown
+    │   ├── PanelRevisionConflict     panel_revision_conflict
+    │   ├── PanelRateLimited          panel_rate_limited
+    │   ├── PanelLimit                panel_limit
+    │   └── PanelClosedContext        panel_closed_context
     ├── LoopError                     the agent loop refuses an operation
     │   ├── TurnInProgress            turn_in_progress
     │   └── InternalError             internal_error
@@ -71,7 +81,7 @@ Foreign exceptions (cattrs, fastjsonschema, re2, sqlite3, importlib) are transla
 these at one seam each, with ``raise ... from exc``. ``docs/reference/errors.md`` has one
 section per code; a test fails when the two disagree.
 
-Why this module is longer than the rest (about 550 lines): it is the one error tree, by
+Why this module is longer than the rest (about 650 lines): it is the one error tree, by
 design — every stable code in one place, each a small class with its docstring, so that
 the tree above, the classes and the reference page can be checked against each other.
 """
@@ -109,6 +119,16 @@ __all__ = [
     "MaxStepsReached",
     "McpServerFailed",
     "McpToolChanged",
+    "PanelClosedContext",
+    "PanelError",
+    "PanelInvalid",
+    "PanelLimit",
+    "PanelNotOwned",
+    "PanelRateLimited",
+    "PanelRevisionConflict",
+    "PanelTooLarge",
+    "PanelUndeclared",
+    "PanelUnknown",
     "PluginConflict",
     "PluginError",
     "PluginInvalid",
@@ -530,6 +550,77 @@ class ProviderFailed(ProviderError):
     """Any other failure of a model request, including a malformed response stream."""
 
     code = "provider_error"
+
+
+# --- panels (raw.panel/2) ----------------------------------------------------------------
+
+
+class PanelError(RawError):
+    """A panel update or read is refused. Context: ``panel`` (the name as given), ``tool``
+    (the identity of the calling tool). In a result block it never fails the call: the
+    model reads ``panel <id> update rejected: <code> <message>``."""
+
+    code = "panel_error"
+
+
+class PanelInvalid(PanelError):
+    """The update is malformed (an unknown op, a missing or extra field), a patch cannot be
+    applied, or the document breaks the block catalog (an unknown block, a block that fails
+    its schema); ``field`` is the JSON path of the offending part."""
+
+    code = "panel_invalid"
+
+
+class PanelTooLarge(PanelError):
+    """The document, as compact JSON, is larger than 64 KiB."""
+
+    code = "panel_too_large"
+
+
+class PanelUndeclared(PanelError):
+    """The calling tool's manifest declares no panel with that id."""
+
+    code = "panel_undeclared"
+
+
+class PanelNotOwned(PanelError):
+    """The update or action names a panel of another tool (``<identity>:<id>``); panels are
+    keyed in the session by tool identity and panel id."""
+
+    code = "panel_not_owned"
+
+
+class PanelUnknown(PanelError):
+    """A patch, a close or a read of a panel that was never opened in the session (or that
+    was closed, for a patch, or evicted)."""
+
+    code = "panel_unknown"
+
+
+class PanelRevisionConflict(PanelError):
+    """A patch named the revision it expects and the panel is at another one. Context:
+    ``expected``, ``revision``."""
+
+    code = "panel_revision_conflict"
+
+
+class PanelRateLimited(PanelError):
+    """More than 200 updates of one panel in one call (rejected updates count too)."""
+
+    code = "panel_rate_limited"
+
+
+class PanelLimit(PanelError):
+    """Opening the panel would make more than 16 panels in the session and none of them is
+    closed (a closed panel is evicted to make room)."""
+
+    code = "panel_limit"
+
+
+class PanelClosedContext(PanelError):
+    """``context.panels`` was used after the tool call that owned it ended."""
+
+    code = "panel_closed_context"
 
 
 # --- the agent loop ----------------------------------------------------------------------

@@ -13,8 +13,11 @@
 6. approval, when a rule or hook asks (``approval_denied``, ``approval_unavailable``);
 7. the handler, wrapped in the plug-ins' call middlewares (``handler_error``, ``tool_error``,
    ``cancelled``, ``timeout``); a batch stopped at the time limit still reports the rows
-   that finished (:mod:`raw_core.dispatch._partial`). The PostToolUse command hooks then
+   that finished (:mod:`raw_core.dispatch._partial`). The handler's panel blocks are taken
+   out of its result before the middlewares see it. The PostToolUse command hooks then
    see the result and may withhold it (``result_withheld``, ``hook_failed``) or add a line.
+   The call's panel updates (both ways, :mod:`raw_core.tools.panels`) travel with its
+   result, errors included (a withheld result too).
 
 A failure at any step stops the call before the next and becomes a :class:`ToolResult` the
 model can read; no exception escapes to the caller except a cancellation of the caller's
@@ -32,6 +35,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 import anyio
+import attrs
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
@@ -68,7 +72,7 @@ from raw_core.plugins.hooks import (
     emit_event,
     run_check_hooks,
 )
-from raw_core.sessions.blocks import TextBlock
+from raw_core.sessions.blocks import TextBlock, cut_utf8
 from raw_core.tools._schema import SchemaValidationError
 from raw_core.tools.calls import (
     ApprovalCallback,
@@ -82,6 +86,7 @@ from raw_core.tools.calls import (
     Verdict,
 )
 from raw_core.tools.loader import LoadedTool
+from raw_core.tools.panels import CallPanels, PanelBoard, panel_notes
 from raw_core.tools.registry import Registry
 from raw_core.tools.results import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -119,7 +124,9 @@ class Dispatcher:
     it reports calls to those hooks in its own events). ``effects_timeout`` bounds the
     ``describe_effects`` of a tool outside raw (seconds; None: no deadline). ``hooks`` are
     the agent's command hooks, bound to its tools; ``session_id`` is what their payloads
-    name (None outside a session).
+    name (None outside a session). ``panels`` is the session's
+    :class:`~raw_core.tools.panels.PanelBoard` (by default one of this dispatcher's own,
+    kept in memory).
     """
 
     def __init__(
@@ -141,8 +148,10 @@ class Dispatcher:
         effects_timeout: float | None = DEFAULT_EFFECTS_TIMEOUT,
         hooks: HookSet | None = None,
         session_id: str | None = None,
+        panels: PanelBoard | None = None,
     ) -> None:
         self.registry = registry
+        self.panels = panels if panels is not None else PanelBoard()
         self.policy: PolicyView = policy if policy is not None else AllowAll()
         self.host = host
         self.approval = approval
@@ -192,6 +201,7 @@ class Dispatcher:
         effects: Any = None
         tool: LoadedTool | None = None
         arguments: Any = None
+        panels: CallPanels | None = None
         try:
             if signal.cancelled:
                 raise Cancelled("the call was cancelled before it started")
@@ -199,6 +209,7 @@ class Dispatcher:
             prepared = await self.prepare(tool, call, signal)
             arguments, effects = prepared.arguments, prepared.effects
             context, info = prepared.context, prepared.info
+            panels = context.panels
             verdict = self._decide(tool, arguments, effects)
             # Hooks, approval and middlewares receive the frozen values; a dict can still be
             # changed through dict's own methods, so check nothing did before each use.
@@ -248,13 +259,28 @@ class Dispatcher:
                 HandlerError(f"the call failed inside raw: {type(exc).__name__}: {exc}"),
                 effects=effects,
             )
+        note = ""
+        if panels is not None:
+            panels.end()
+            note = self._note(panels)
+        # an error's text meets the cap too (a result's content already has)
+        if result.is_error:
+            result = result.capped(self.max_output_bytes - len(note.encode()))
+        if panels is not None and panels.updates:
+            result = _with_panels(result, panels, note)
         return CallOutcome(
             call=call,
             identity=tool.identity if tool is not None else None,
             arguments=arguments,
-            # an error's text meets the cap too (a result's content already has)
-            result=result.capped(self.max_output_bytes) if result.is_error else result,
+            result=result,
         )
+
+    def _note(self, panels: CallPanels) -> str:
+        """What the model reads of the call's panel updates, at most half the cap."""
+        if not panels.updates and not panels.unrecorded:
+            return ""
+        note = panel_notes(panels.updates, panels.unrecorded)
+        return cut_utf8(note, self.max_output_bytes // 2) if note else ""
 
     async def prepare(
         self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal | None = None
@@ -274,6 +300,12 @@ class Dispatcher:
             signal=signal,
             vars=self.vars,
             skills=self.skills,
+            panels=CallPanels(
+                self.panels,
+                identity=tool.identity,
+                declarations=tool.manifest.panels,
+                tool_call_id=call.id,
+            ),
         )
         effects = await describe(
             tool, arguments, context, limit=self.effects_timeout, signal=signal
@@ -391,20 +423,24 @@ class Dispatcher:
                 check_sealed(sealed, info.arguments, info.effects, "a call middleware")
             try:
                 if self._is_async(tool):
-                    return await tool.handler(info.arguments, context)
-                returned = await call_in_daemon(
-                    tool.handler, info.arguments, context, name=f"raw handler {tool.identity}"
-                )
-                if inspect.isawaitable(returned):
-                    return await returned
-                return returned
+                    returned = await tool.handler(info.arguments, context)
+                else:
+                    returned = await call_in_daemon(
+                        tool.handler, info.arguments, context, name=f"raw handler {tool.identity}"
+                    )
+                    if inspect.isawaitable(returned):
+                        returned = await returned
             except RawError:
                 raise
             except Exception as exc:
                 raise HandlerError(
                     f"{tool.identity} raised {type(exc).__name__}: {exc}", tool=tool.identity
                 ) from exc
+            # Panel blocks leave the result here, before any middleware (or the cap, the
+            # providers and the history) sees it.
+            return await panels.take_blocks(returned) if panels is not None else returned
 
+        panels = context.panels
         invoke: Callable[[], Awaitable[Any]] = call_handler
         for name, middleware in reversed(middlewares):
             invoke = wrap_middleware(middleware, name, info, invoke)
@@ -421,13 +457,16 @@ class Dispatcher:
             if stopped is None:
                 raise
             return stopped
-        return self._result(returned, info.effects)
+        room = self.max_output_bytes
+        if panels is not None:
+            room -= len(self._note(panels).encode())
+        return self._result(returned, info.effects, room)
 
-    def _result(self, returned: Any, effects: Any) -> ToolResult:
+    def _result(self, returned: Any, effects: Any, room: int) -> ToolResult:
         if isinstance(returned, ToolResult):
             return returned
         if isinstance(returned, BatchResult):
-            model_text, full_text, truncated = returned.render(self.max_output_bytes)
+            model_text, full_text, truncated = returned.render(room)
             return ToolResult(
                 status="ok",
                 content=(TextBlock(text=model_text),),
@@ -436,7 +475,7 @@ class Dispatcher:
                 truncated=truncated,
             )
         blocks, is_error = normalize_content(returned)
-        capped, truncated = cap_blocks(blocks, self.max_output_bytes)
+        capped, truncated = cap_blocks(blocks, room)
         if is_error:
             return ToolResult(
                 status="error",
@@ -471,3 +510,14 @@ class Dispatcher:
         if signal.cancelled:
             raise Cancelled(f"the call was cancelled ({signal.reason})")
         raise Timeout(f"the call did not finish within {limit:g} s")
+
+
+def _with_panels(result: ToolResult, panels: CallPanels, note: str) -> ToolResult:
+    """``result`` with the call's panel updates, and the model's note of them last."""
+    extra = (TextBlock(text=note),) if note else ()
+    return attrs.evolve(
+        result,
+        content=result.content + extra,
+        full_content=result.full_content + extra,
+        panels=panels.updates,
+    )

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from raw_core.frozen import thaw
+from raw_core.sessions.backend import PanelUpdate
 from raw_core.sessions.blocks import ContentBlock, block_to_dict
 from raw_core.sessions.messages import ToolCall
 from raw_core.tools.results import ToolResult
@@ -25,7 +26,8 @@ __all__ = ["CallOutcome", "ToolCallFinished"]
 class ToolCallFinished:
     """A call's result (``content`` is what the model receives; ``full_content`` what the
     terminal shows). ``identity`` is ``None`` when no selected tool had the name;
-    ``arguments`` are the validated arguments (``None`` when they were not valid)."""
+    ``arguments`` are the validated arguments (``None`` when they were not valid);
+    ``panels`` are the call's panel updates, accepted and rejected."""
 
     tool_call_id: str
     name: str
@@ -36,6 +38,7 @@ class ToolCallFinished:
     effects: Any
     content: tuple[ContentBlock, ...]
     full_content: tuple[ContentBlock, ...]
+    panels: tuple[PanelUpdate, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """``{"type": "tool_call_finished", ...}``: every field, blocks in their JSON form,
@@ -51,6 +54,7 @@ class ToolCallFinished:
             "effects": thaw(self.effects),
             "content": [block_to_dict(block) for block in self.content],
             "full_content": [block_to_dict(block) for block in self.full_content],
+            "panels": [update.to_dict() for update in self.panels],
         }
 
 
@@ -77,4 +81,5 @@ class CallOutcome:
             effects=thaw(result.effects),
             content=result.content,
             full_content=result.full_content,
+            panels=result.panels,
         )

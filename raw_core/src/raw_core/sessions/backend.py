@@ -10,7 +10,7 @@ What a backend promises:
 
 * **Two streams per session.** The *display history* holds what the user saw, append-only
   and paged with opaque cursors: messages, and display-only entries (a call's uncapped
-  output, an approval and its answer; later panel updates and interaction answers). The
+  output, an approval and its answer, a panel update; later interaction answers). The
   *model context* is what the next request sends: the messages (and model-only messages)
   from the compaction boundary on, after the compaction summary. Display-only entries
   never enter the model context; model-only messages never appear in the display history.
@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkab
 
 import attrs
 
+from raw_core.frozen import freeze, thaw
 from raw_core.sessions.blocks import ContentBlock, block_to_dict
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ __all__ = [
     "DisplayItem",
     "DisplayPage",
     "ModelOnly",
+    "PanelKey",
+    "PanelUpdate",
     "PendingRequest",
     "RequestState",
     "SessionBackend",
@@ -78,6 +81,9 @@ serialized JSON); past it the output is cut and ends with a truncation marker.""
 RequestState = Literal["pending", "approved", "denied", "expired", "cancelled"]
 """A pending request's state: ``pending`` until answered (``approved`` / ``denied``), or
 until its deadline passed (``expired``) or its call was cancelled (``cancelled``)."""
+
+PanelKey = tuple[str, str]
+"""How a session keys a panel: ``(tool identity, panel id)``."""
 
 
 # --- sessions ----------------------------------------------------------------------------
@@ -103,7 +109,9 @@ class SessionState:
     ``title`` and ``cwd`` are the session's; ``tool_digests`` (model-facing name -> hash of
     its description and schema) and ``cache_key`` are the tool definitions the session last
     sent, so a resume with other tools is announced; ``skills_seen`` (skill name -> hash of
-    the text the model read) lets the loop say when a read skill has changed.
+    the text the model read) lets the loop say when a read skill has changed; ``panels``
+    are the session's panels (``(tool identity, panel id)``, oldest first), whose last
+    revisions are the newest :class:`PanelUpdate` items of each in the display history.
     """
 
     title: str = ""
@@ -111,6 +119,7 @@ class SessionState:
     tool_digests: Mapping[str, str] | None = None
     cache_key: str | None = None
     skills_seen: Mapping[str, str] = attrs.field(factory=dict)
+    panels: tuple[PanelKey, ...] = ()
 
 
 # --- display history ---------------------------------------------------------------------
@@ -164,6 +173,69 @@ class ApprovalEntry:
         return "approval"
 
 
+PanelSource = Literal["result", "context", "restored"]
+
+
+@attrs.frozen(kw_only=True)
+class PanelUpdate:
+    """Display-only, and what front ends and events receive: one update of a panel
+    (``raw.panel/2``), accepted or rejected.
+
+    ``identity`` and ``panel`` key the panel (its full name is ``<identity>:<panel>``);
+    ``op`` is ``replace``, ``patch`` or ``close`` (as given, when a rejected update named
+    another); ``source`` says how the tool sent it (a ``result`` block or a ``context``
+    call). An accepted update has the new ``revision`` and the ``document`` after it
+    (``None`` after a close); a rejected one has ``error`` (``{code, message, field?}``) and
+    the panel's revision then (``None`` when it was not open). ``declaration`` is the
+    panel's declaration as JSON (``None`` when the tool declares no such panel). The
+    document and declaration are frozen; :meth:`to_dict` gives detached copies.
+    """
+
+    tool_call_id: str
+    identity: str
+    panel: str
+    op: str
+    source: PanelSource
+    revision: int | None = None
+    document: Any = attrs.field(default=None, converter=freeze)
+    error: Mapping[str, Any] | None = attrs.field(default=None, converter=freeze)
+    declaration: Mapping[str, Any] | None = attrs.field(default=None, converter=freeze)
+
+    @property
+    def kind(self) -> str:
+        return "panel"
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the update was applied."""
+        return self.error is None
+
+    @property
+    def key(self) -> PanelKey:
+        """``(identity, panel)``."""
+        return (self.identity, self.panel)
+
+    @property
+    def closed(self) -> bool:
+        """Whether this accepted update closed the panel."""
+        return self.error is None and self.op == "close"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{tool_call_id, identity, panel, op, source, revision, document, error,
+        declaration}`` (every key present, ``null`` when absent), detached."""
+        return {
+            "tool_call_id": self.tool_call_id,
+            "identity": self.identity,
+            "panel": self.panel,
+            "op": self.op,
+            "source": self.source,
+            "revision": self.revision,
+            "document": thaw(self.document),
+            "error": thaw(self.error),
+            "declaration": thaw(self.declaration),
+        }
+
+
 @attrs.frozen(kw_only=True)
 class ModelOnly:
     """A message for the model context only (a reminder the runtime adds, say); it never
@@ -172,7 +244,7 @@ class ModelOnly:
     message: Message
 
 
-DisplayEntry = ToolOutput | ApprovalEntry
+DisplayEntry = ToolOutput | ApprovalEntry | PanelUpdate
 """The display-only entries a writer can append beside messages."""
 
 
@@ -181,29 +253,31 @@ class DisplayItem:
     """One entry of the display history. ``seq`` is its position in the session (1 for
     the first entry, then 2, ...): stable, and it grows with time. ``entry`` is a message
     or a display-only entry; :attr:`kind` says which (``message``, ``tool_output``,
-    ``approval``)."""
+    ``approval``, ``panel``)."""
 
     seq: int
     created_at: datetime
-    entry: Any  # Message | ToolOutput | ApprovalEntry
+    entry: Any  # Message | ToolOutput | ApprovalEntry | PanelUpdate
 
     @property
     def kind(self) -> str:
-        """``message``, ``tool_output`` or ``approval``."""
+        """``message``, ``tool_output``, ``approval`` or ``panel``."""
         kind = getattr(self.entry, "kind", None)
         return kind if isinstance(kind, str) else "message"
 
     @property
     def message(self) -> Message | None:
         """The message, for a ``message`` item (``None`` for a display-only entry)."""
-        return None if isinstance(self.entry, ToolOutput | ApprovalEntry) else self.entry
+        entry = self.entry
+        return None if isinstance(entry, ToolOutput | ApprovalEntry | PanelUpdate) else entry
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form front ends share (``raw sessions show --json``): ``seq``,
         ``created_at`` (ISO 8601), ``kind``, and the entry's fields — ``message`` for a
         message; ``tool_call_id``, ``content``, ``truncated`` for a tool output;
         ``request_id``, ``tool_call_id``, ``identity``, ``arguments``, ``effects``,
-        ``state`` and ``answer`` (``{approved, by, message}`` or null) for an approval."""
+        ``state`` and ``answer`` (``{approved, by, message}`` or null) for an approval; the
+        fields of :meth:`PanelUpdate.to_dict` for a panel update."""
         head: dict[str, Any] = {
             "seq": self.seq,
             "created_at": self.created_at.isoformat(),
@@ -228,6 +302,8 @@ class DisplayItem:
                 "state": entry.state,
                 "answer": entry.answer.to_dict() if entry.answer is not None else None,
             }
+        if isinstance(entry, PanelUpdate):
+            return {**head, **entry.to_dict()}
         from raw_core.sessions.messages import message_to_dict
 
         return {**head, "message": message_to_dict(entry)}
@@ -295,8 +371,8 @@ class SessionWriter(Protocol):
     async def append(self, entries: Sequence[Any]) -> None:
         """Append ``entries`` in one transaction: all of them or none, for readers and
         after a crash. Messages go to both streams, :class:`ModelOnly` messages to the
-        model context only, :class:`ToolOutput` and :class:`ApprovalEntry` to the display
-        history only. Nothing to append is a no-op."""
+        model context only, :class:`ToolOutput`, :class:`ApprovalEntry` and
+        :class:`PanelUpdate` to the display history only. Nothing to append is a no-op."""
         ...
 
     async def compact(self, summary: Message, *, replace_first: int) -> None:

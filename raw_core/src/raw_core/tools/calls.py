@@ -20,6 +20,7 @@ import attrs
 
 from raw_core.frozen import thaw
 from raw_core.sessions.messages import CallSource, ToolCall
+from raw_core.tools.panels import CallPanels
 from raw_core.tools.progress import BatchProgress
 
 __all__ = [
@@ -172,7 +173,10 @@ class ToolContext:
     the agent's variables (a :class:`VarReader`) and skills (a :class:`SkillReader`), or
     None where the caller has none (a dispatcher built without them). ``progress`` is where
     a batch handler announces its entries (:class:`~raw_core.tools.progress.BatchProgress`),
-    so a call stopped at its time limit still reports the rows that finished."""
+    so a call stopped at its time limit still reports the rows that finished. ``panels``
+    is the call's view of its tool's panels (:class:`~raw_core.tools.panels.CallPanels`:
+    ``await context.panels.update(panel, body)``, ``context.panels.get(panel)``); None
+    only where no dispatcher made the context."""
 
     cwd: str
     tool_call_id: str
@@ -182,6 +186,7 @@ class ToolContext:
     vars: VarReader | None = None
     skills: SkillReader | None = None
     progress: BatchProgress = attrs.field(factory=BatchProgress)
+    panels: CallPanels | None = None
 
 
 @attrs.frozen(kw_only=True)

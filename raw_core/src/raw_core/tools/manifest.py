@@ -27,6 +27,7 @@ from raw_core._convert import (
 )
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.errors import ManifestInvalid
+from raw_core.frozen import thaw
 from raw_core.tools._schema import SchemaDefinitionError, prepare_schema
 
 __all__ = [
@@ -115,6 +116,15 @@ class PanelAction:
         if self.type == "tool" and self.prompt is not None:
             raise ValueError("a tool action takes no 'prompt'")
 
+    def to_dict(self) -> dict[str, Any]:
+        """The action as JSON (``prompt`` or ``arguments`` by its type), detached."""
+        data: dict[str, Any] = {"id": self.id, "title": self.title, "type": self.type}
+        if self.type == "prompt":
+            data["prompt"] = self.prompt
+        else:
+            data["arguments"] = thaw(self.arguments) if self.arguments is not None else {}
+        return data
+
 
 @attrs.frozen(kw_only=True)
 class PanelDeclaration:
@@ -131,6 +141,20 @@ class PanelDeclaration:
     context: Literal["summary"] | None = None
     acp_plan: bool = False
     actions: tuple[PanelAction, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The declaration as JSON, every field present (``context`` null when not set);
+        what the display history stores with each update, so compaction and ACP read
+        ``context`` and ``acp_plan`` from there."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "icon": self.icon,
+            "placement": self.placement,
+            "context": self.context,
+            "acp_plan": self.acp_plan,
+            "actions": [action.to_dict() for action in self.actions],
+        }
 
 
 @attrs.frozen(kw_only=True)

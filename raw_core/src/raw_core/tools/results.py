@@ -23,6 +23,7 @@ import attrs
 
 from raw_core.errors import HandlerError, RawError
 from raw_core.frozen import thaw
+from raw_core.sessions.backend import PanelUpdate
 from raw_core.sessions.blocks import (
     IMAGE_MIME_TYPES,
     BlockInvalid,
@@ -64,6 +65,8 @@ class ToolResult:
     ``docs/reference/errors.md``) and ``message``. ``content`` is what the model receives;
     ``full_content`` is the output before the cap (equal to ``content`` when nothing was
     cut). ``effects`` are the call's intended effects when the tool declares them.
+    ``panels`` are the call's panel updates, accepted and rejected (the model's content
+    ends with a short note of them, never with a document).
     """
 
     status: Status
@@ -74,6 +77,7 @@ class ToolResult:
     effects: Any = None
     truncated: bool = False
     details: Mapping[str, Any] = attrs.field(factory=dict)
+    panels: tuple[PanelUpdate, ...] = ()
 
     @property
     def is_error(self) -> bool:
@@ -118,12 +122,14 @@ class ToolResult:
         return "\n".join(text for text in map(block_text, self.full_content) if text is not None)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``{status, code, content, effects}`` (a detached copy)."""
+        """JSON-ready: ``{status, code, content, effects, panels}`` (a detached copy);
+        ``panels`` lists the call's panel updates (:meth:`PanelUpdate.to_dict`)."""
         return {
             "status": self.status,
             "code": self.code,
             "content": [block_to_dict(block) for block in self.content],
             "effects": thaw(self.effects),
+            "panels": [update.to_dict() for update in self.panels],
         }
 
 

@@ -18,10 +18,16 @@ from raw_core.sessions.sqlite._schema import (
     KIND_APPROVAL,
     KIND_MESSAGE,
     KIND_MODEL_ONLY,
+    KIND_PANEL,
     KIND_TOOL_OUTPUT,
     seq_range,
 )
-from raw_core.sessions.sqlite.entries import ENTRY_FORMAT, loads_approval, loads_tool_output
+from raw_core.sessions.sqlite.entries import (
+    ENTRY_FORMAT,
+    loads_approval,
+    loads_panel,
+    loads_tool_output,
+)
 
 __all__ = [
     "INFO_COLUMNS",
@@ -122,22 +128,28 @@ def decode_message(
         raise _unreadable(path, session_id, f"message {seq}", exc) from exc
 
 
+_LOADERS: dict[int, Callable[[str], Any]] = {
+    KIND_TOOL_OUTPUT: loads_tool_output,
+    KIND_APPROVAL: loads_approval,
+    KIND_PANEL: loads_panel,
+}
+
+
 def decode_entry(path: Path, session_id: str, seq: int, kind: int, fmt: int, body: str) -> Any:
-    """A stored display row: a message, a tool output or an approval."""
+    """A stored display row: a message, a tool output, an approval or a panel update."""
     if kind == KIND_MESSAGE:
         return decode_message(path, session_id, seq, fmt, body)
-    if kind not in (KIND_TOOL_OUTPUT, KIND_APPROVAL):
-        if kind > KIND_APPROVAL:
-            raise _too_new(
-                path, session_id, f"entry {seq}", f"kind {kind}", f"up to {KIND_APPROVAL}"
-            )
+    loader = _LOADERS.get(kind)
+    if loader is None:
+        if kind > KIND_PANEL:
+            raise _too_new(path, session_id, f"entry {seq}", f"kind {kind}", f"up to {KIND_PANEL}")
         raise _unreadable(path, session_id, f"entry {seq}", ValueError(f"kind {kind} in a page"))
     if fmt > ENTRY_FORMAT:
         raise _too_new(path, session_id, f"entry {seq}", f"format {fmt}", f"format {ENTRY_FORMAT}")
     try:
         if fmt != ENTRY_FORMAT:
             raise ValueError(f"format {fmt!r}")
-        return loads_tool_output(body) if kind == KIND_TOOL_OUTPUT else loads_approval(body)
+        return loader(body)
     except ValueError as exc:
         raise _unreadable(path, session_id, f"entry {seq}", exc) from exc
 

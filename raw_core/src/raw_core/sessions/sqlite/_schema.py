@@ -33,6 +33,7 @@ __all__ = [
     "KIND_APPROVAL",
     "KIND_MESSAGE",
     "KIND_MODEL_ONLY",
+    "KIND_PANEL",
     "KIND_TOOL_OUTPUT",
     "MAX_KEY",
     "OLDER_FILE_NAMES",
@@ -80,6 +81,8 @@ KIND_TOOL_OUTPUT = 2
 """A call's output as the user saw it (display only)."""
 KIND_APPROVAL = 3
 """An approval request as it ended (display only)."""
+KIND_PANEL = 4
+"""A panel update (display only)."""
 CONTEXT_KINDS_END = 2
 
 # The one layout of this file name; a change that an older raw cannot read gets a new name.

@@ -2,8 +2,8 @@
 :class:`~raw_core.sessions.backend.SessionState` together with the ``title`` and ``cwd`` columns.
 
 The object's keys are ``tools`` (model-facing tool name -> digest: the
-``tool_digests``), ``cache_key`` and ``skills_seen``: they are read with their types
-checked, and written exactly.
+``tool_digests``), ``cache_key``, ``skills_seen`` and ``panels`` (``[[identity, panel id],
+...]``): they are read with their types checked, and written exactly.
 """
 
 from __future__ import annotations
@@ -55,12 +55,18 @@ def state_from_row(
     cache_key = data.get("cache_key")
     if cache_key is not None and not isinstance(cache_key, str):
         raise _corrupt(path, session_id, "expected cache_key to be a string")
+    panels = data.get("panels", [])
+    if not isinstance(panels, list) or not all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in panels
+    ):
+        raise _corrupt(path, session_id, "expected panels to be a list of [identity, panel id]")
     return SessionState(
         title=title,
         cwd=cwd,
         tool_digests=None if tools is None else _string_map(tools, "tools", path, session_id),
         cache_key=cache_key,
         skills_seen=_string_map(data.get("skills_seen", {}), "skills_seen", path, session_id),
+        panels=tuple((identity, panel) for identity, panel in panels),
     )
 
 
@@ -73,4 +79,6 @@ def typed_state_text(state: SessionState) -> str:
         data["cache_key"] = state.cache_key
     if state.skills_seen:
         data["skills_seen"] = dict(state.skills_seen)
+    if state.panels:
+        data["panels"] = [list(key) for key in state.panels]
     return dumps_json(data)

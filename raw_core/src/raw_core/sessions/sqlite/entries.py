@@ -3,9 +3,10 @@
 * :class:`~raw_core.sessions.backend.ToolOutput`: a call's output as the user saw it, when the model
   received less. Made with :func:`tool_output_for`, which cuts it at
   :data:`~raw_core.sessions.backend.MAX_TOOL_OUTPUT_BYTES`;
-* :class:`~raw_core.sessions.backend.ApprovalEntry`: an approval request as it ended.
+* :class:`~raw_core.sessions.backend.ApprovalEntry`: an approval request as it ended;
+* :class:`~raw_core.sessions.backend.PanelUpdate`: one update of a panel, accepted or rejected.
 
-Both are written to the display table with their own row kind (so they never enter the
+Each is written to the display table with their own row kind (so they never enter the
 model context) and :data:`ENTRY_FORMAT`. The JSON form, as strict as the messages' (every
 key checked, unknown keys refused):
 
@@ -13,7 +14,9 @@ key checked, unknown keys refused):
   (``truncated`` only when true); a block in the JSON form of
   :mod:`raw_core.sessions.blocks`, the tool result blocks' own shape;
 * approval: ``{"request_id", "tool_call_id", "identity", "arguments", "effects", "state",
-  "answer": {"approved", "by", "message"}}`` (``answer`` only when there is one).
+  "answer": {"approved", "by", "message"}}`` (``answer`` only when there is one);
+* panel update: the object of :meth:`~raw_core.sessions.backend.PanelUpdate.to_dict`, every key
+  present.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from raw_core.sessions.backend import (
     MAX_TOOL_OUTPUT_BYTES,
     ApprovalAnswer,
     ApprovalEntry,
+    PanelUpdate,
     RequestState,
     ToolOutput,
 )
@@ -44,8 +48,10 @@ __all__ = [
     "answer_from_dict",
     "dumps_approval",
     "dumps_json",
+    "dumps_panel",
     "dumps_tool_output",
     "loads_approval",
+    "loads_panel",
     "loads_tool_output",
     "tool_output_for",
 ]
@@ -234,6 +240,60 @@ def loads_approval(text: str) -> ApprovalEntry:
         effects=data["effects"],
         state=state,
         answer=None if answer is None else answer_from_dict(answer, "approval.answer"),
+    )
+
+
+_PANEL_KEYS: Final = frozenset(
+    {
+        "tool_call_id",
+        "identity",
+        "panel",
+        "op",
+        "source",
+        "revision",
+        "document",
+        "error",
+        "declaration",
+    }
+)
+_PANEL_SOURCES: Final = ("result", "context", "restored")
+
+
+def dumps_panel(entry: PanelUpdate) -> str:
+    """``entry`` as JSON text."""
+    return dumps_json(entry.to_dict())
+
+
+def loads_panel(text: str) -> PanelUpdate:
+    """The entry :func:`dumps_panel` wrote; ``ValueError`` for anything else."""
+    data = _object(text, "a panel update")
+    _keys(data, set(_PANEL_KEYS), set(), "panel update")
+    revision = data["revision"]
+    if revision is not None and (type(revision) is not int or revision < 1):
+        raise ValueError("panel update.revision: expected a positive integer or null")
+    source = _string(data, "source", "panel update")
+    if source not in _PANEL_SOURCES:
+        raise ValueError(f"panel update.source: expected one of {list(_PANEL_SOURCES)}")
+    error = data["error"]
+    if error is not None and not (
+        isinstance(error, dict)
+        and isinstance(error.get("code"), str)
+        and isinstance(error.get("message"), str)
+    ):
+        raise ValueError("panel update.error: expected {code, message} or null")
+    declaration = data["declaration"]
+    if declaration is not None and not isinstance(declaration, dict):
+        raise ValueError("panel update.declaration: expected an object or null")
+    return PanelUpdate(
+        tool_call_id=_string(data, "tool_call_id", "panel update"),
+        identity=_string(data, "identity", "panel update"),
+        panel=_string(data, "panel", "panel update"),
+        op=_string(data, "op", "panel update"),
+        source=source,  # type: ignore[arg-type]
+        revision=revision,
+        document=data["document"],
+        error=error,
+        declaration=declaration,
     )
 
 

@@ -25,6 +25,7 @@ from raw_core.sessions.backend import (
     ApprovalAnswer,
     ApprovalEntry,
     ModelOnly,
+    PanelUpdate,
     PendingRequest,
     RequestState,
     SessionState,
@@ -46,13 +47,19 @@ from raw_core.sessions.sqlite._schema import (
     KIND_APPROVAL,
     KIND_MESSAGE,
     KIND_MODEL_ONLY,
+    KIND_PANEL,
     KIND_TOOL_OUTPUT,
     SEQ_BITS,
     seq_range,
 )
 from raw_core.sessions.sqlite._sqlite import sqlite_errors, write_transaction
 from raw_core.sessions.sqlite._state import typed_state_text
-from raw_core.sessions.sqlite.entries import ENTRY_FORMAT, dumps_approval, dumps_tool_output
+from raw_core.sessions.sqlite.entries import (
+    ENTRY_FORMAT,
+    dumps_approval,
+    dumps_panel,
+    dumps_tool_output,
+)
 from raw_core.sessions.sqlite.reader import SessionReader
 
 __all__ = ["SessionWriter"]
@@ -76,8 +83,11 @@ def _encode(entry: Any) -> tuple[int, int, str]:
         return KIND_TOOL_OUTPUT, ENTRY_FORMAT, dumps_tool_output(entry)
     if isinstance(entry, ApprovalEntry):
         return KIND_APPROVAL, ENTRY_FORMAT, dumps_approval(entry)
+    if isinstance(entry, PanelUpdate):
+        return KIND_PANEL, ENTRY_FORMAT, dumps_panel(entry)
     raise TypeError(
-        f"expected a message, ModelOnly, ToolOutput or ApprovalEntry, found {type(entry).__name__}"
+        "expected a message, ModelOnly, ToolOutput, ApprovalEntry or PanelUpdate, found"
+        f" {type(entry).__name__}"
     )
 
 
@@ -130,12 +140,15 @@ class SessionWriter(SessionReader):
         if not updated:
             raise not_found(self._session_id)
 
-    def append(self, entries: Iterable[Message | ModelOnly | ToolOutput | ApprovalEntry]) -> None:
+    def append(
+        self, entries: Iterable[Message | ModelOnly | ToolOutput | ApprovalEntry | PanelUpdate]
+    ) -> None:
         """Append ``entries`` in one transaction: a reader sees all of them or none, and a
         crash keeps all or none.
 
         Messages go to both streams, :class:`ModelOnly` messages to the model context only,
-        :class:`ToolOutput` and :class:`ApprovalEntry` to the display history only. Put
+        :class:`ToolOutput`, :class:`ApprovalEntry` and :class:`PanelUpdate` to the display
+        history only. Put
         what belongs together in one call (a completed assistant message; all tool results
         of a batch). Nothing to append is a no-op; anything else is refused before
         anything is written.
