@@ -28,6 +28,7 @@ from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
 from raw_core.tools.calls import ApprovalCallback, SkillReader
 from raw_core.tools.loader import ToolLoader
+from raw_core.tools.panels import PanelBoard
 from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
 from raw_core.tools.sources import SessionSources
 
@@ -70,13 +71,15 @@ class Agent:
         skills: SkillReader | None = None,
         hook_events: bool = True,
         session_id: str | None = None,
+        panels: PanelBoard | None = None,
     ) -> Dispatcher:
         """The agent's dispatcher: its tools, rules, command hooks, variables, skills,
         result cap and handler time limit, as its config says. This is the one place raw
         maps an agent onto a dispatcher, so a turn, ``raw tools call`` and ``raw policy
         explain`` cannot differ. ``max_output_bytes`` overrides the agent's cap; ``skills``
         is the session's view of the agent's skills (a fresh one by default);
-        ``session_id`` is the session the hooks' payloads name."""
+        ``session_id`` is the session the hooks' payloads name; ``panels`` the session's
+        panel board (one of the dispatcher's own by default)."""
         return Dispatcher(
             self.registry,
             self.policy,
@@ -90,6 +93,7 @@ class Agent:
             hook_events=hook_events,
             hooks=self.hooks,
             session_id=session_id,
+            panels=panels,
         )
 
     def definitions(self) -> list[ToolDefinition]:

@@ -4,8 +4,9 @@ From a config, a plug-in host and options, :class:`App` builds the agent, its pr
 the session backend, the runtime and the one dispatcher factory, and offers the session
 operations a front end needs: open or resume a session and run turns in it (streaming
 their events, cancelling them), answer a pending request by id, list / page / follow /
-delete / prune sessions, call one tool through the full pipeline, explain a call, list
-what the model receives, and check a model. The reference CLI ``raw`` is one client of
+delete / prune sessions, read a session's panels and run their actions, call one tool
+through the full pipeline, explain a call, list what the model receives, and check a
+model. The reference CLI ``raw`` is one client of
 it; the ACP server and the dashboard are others. See ``docs/how-to/embed.md``.
 """
 

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from raw_core.hooks import LoadedHook
     from raw_core.providers.contract import Provider
     from raw_core.runtime import Runtime, Session
+    from raw_core.runtime.panels import PanelActionResult
+    from raw_core.sessions.backend import PanelUpdate
     from raw_core.tools.loader import ToolLoader
     from raw_core.tools.registry import ToolDefinition
     from raw_core.tools.results import ToolResult
@@ -275,6 +277,41 @@ class App:
         when it was answered first or ended."""
         answer = ApprovalAnswer(approved=approved, by=by, message=message)
         return await (await self.backend()).answer_request(request_id, answer)
+
+    async def panels(self, session_id: str) -> tuple[PanelUpdate, ...]:
+        """Each panel of the session at its last revision (its last accepted update:
+        identity, panel id, declaration, revision, document), least recently changed
+        first — live when the session is open in this app, else read from the store."""
+        from raw_core.runtime.panels import restore_panels
+
+        session = self._live.get(session_id)
+        if session is not None:
+            return session.panels
+        backend = await self.backend()
+        state = await backend.state(session_id)
+        return await restore_panels(backend, session_id, state.panels)
+
+    async def panel_action(
+        self,
+        session_id: str,
+        panel: str,
+        action: str,
+        *,
+        agent: str | None = None,
+        front_end: FrontEnd | None = None,
+    ) -> PanelActionResult:
+        """Run action ``action`` of ``panel`` (``<identity>:<id>``) in session
+        ``session_id``: a ``prompt`` action returns its drafted message; a ``tool`` action
+        runs the declaring tool again through the whole pipeline with ``tool.source`` =
+        ``"user_action"`` — rules, hooks and approval apply, so an ask rule still asks
+        (``front_end``, or the session's own when it is open here). A session open in this
+        app runs it there (``turn_in_progress`` during a turn); any other is opened for the
+        action, with agent ``agent``."""
+        session = self._live.get(session_id)
+        if session is not None:
+            return await session.run_panel_action(panel, action)
+        async with self.open_session(session_id, agent=agent, front_end=front_end) as opened:
+            return await opened.run_panel_action(panel, action)
 
     async def pending_requests(self, session_id: str) -> tuple[PendingRequest, ...]:
         """The session's requests that wait for an answer, oldest first."""

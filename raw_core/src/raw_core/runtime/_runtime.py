@@ -15,8 +15,10 @@ from raw_core.providers.contract import ModelTool, Provider
 from raw_core.runtime.approvals import ApprovalBroker
 from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
 from raw_core.runtime.loop import Session, VarResolver
+from raw_core.runtime.panels import restore_panels
 from raw_core.sessions.backend import SessionBackend
 from raw_core.tools.calls import ApprovalCallback
+from raw_core.tools.panels import PanelBoard
 
 __all__ = ["Runtime"]
 
@@ -92,6 +94,7 @@ class Runtime:
                     wait=self.approval_wait,
                 )
             skills = agent.skills.for_session()
+            board = PanelBoard(await restore_panels(backend, session_id, state.panels))
             dispatcher = agent.dispatcher(
                 host=self.host,
                 approval=broker,
@@ -100,6 +103,7 @@ class Runtime:
                 skills=skills,
                 hook_events=False,
                 session_id=session_id,
+                panels=board,
             )
             tools = [
                 ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
@@ -115,6 +119,7 @@ class Runtime:
                 resolve_var=resolve_var,
                 skills=skills,
                 front_end=front_end,
+                panels=board,
             )
             if isinstance(broker, ApprovalBroker):
                 broker.emit = session.emit_event

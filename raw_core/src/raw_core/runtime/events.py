@@ -19,12 +19,14 @@ import attrs
 from raw_core.dispatch.finished import ToolCallFinished
 from raw_core.frozen import thaw
 from raw_core.providers.contract import TextDelta
+from raw_core.sessions.backend import PanelUpdate
 
 __all__ = [
     "ApprovalAnswered",
     "ApprovalRequested",
     "AssistantCommitted",
     "LoopEvent",
+    "PanelUpdated",
     "RuntimeChanged",
     "TextDelta",
     "ToolCallFinished",
@@ -129,6 +131,18 @@ class ApprovalAnswered:
 
 
 @attrs.frozen(kw_only=True)
+class PanelUpdated:
+    """A tool updated one of its panels (accepted) or tried to (rejected), while its call
+    runs: ``{"type": "panel_updated", ...}`` with the fields of
+    :meth:`~raw_core.sessions.backend.PanelUpdate.to_dict`."""
+
+    update: PanelUpdate
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "panel_updated", **self.update.to_dict()}
+
+
+@attrs.frozen(kw_only=True)
 class Usage:
     """Token counts of one request."""
 
@@ -164,6 +178,7 @@ LoopEvent = (
     | ToolCallFinished
     | ApprovalRequested
     | ApprovalAnswered
+    | PanelUpdated
     | Usage
     | TurnEnded
 )

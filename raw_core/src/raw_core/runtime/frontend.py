@@ -1,10 +1,11 @@
 """The front end: the person's side of a session, as one object.
 
 A front end (the terminal, an ACP client, the dashboard, an embedding app, a test) is
-what the session service talks to while a turn runs: it receives every event, and it is
-asked when a call needs approval. Later it also answers interaction requests and shows
-panels; those extension points are named here already, with defaults that say "not
-available", so a front end written today keeps working when they arrive.
+what the session service talks to while a turn runs: it receives every event, it is asked
+when a call needs approval, and it shows panels as tools update them (``show_panel``).
+Later it also answers interaction requests; that extension point is named here already,
+with a default that says "not available", so a front end written today keeps working when
+it arrives.
 
 Implement :class:`FrontEnd` directly, or subclass :class:`BaseFrontEnd` and override only
 what you need::
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from raw_core.runtime.events import LoopEvent
-    from raw_core.sessions.backend import ApprovalAnswer
+    from raw_core.sessions.backend import ApprovalAnswer, PanelUpdate
     from raw_core.tools.calls import ApprovalRequest
 
 __all__ = ["BaseFrontEnd", "CallbackFrontEnd", "FrontEnd"]
@@ -70,8 +71,12 @@ class FrontEnd(Protocol):
         cannot. Reserved for the interaction requests of spec 000."""
         ...
 
-    async def show_panel(self, update: Any) -> None:
-        """Show a panel update (``raw.panel/2``). Reserved for panels."""
+    async def show_panel(self, update: PanelUpdate) -> None:
+        """Show an accepted panel update (``raw.panel/2``): the panel's ``identity`` and
+        id, its ``declaration`` (title, placement...), ``op``, ``revision`` and the
+        ``document`` after it (``None`` once closed). Called while the tool's call runs,
+        on the event loop; an exception is logged and the call goes on. Every update,
+        rejected ones too, also arrives as a ``panel_updated`` event."""
         ...
 
 
@@ -93,7 +98,7 @@ class BaseFrontEnd:
         """Interactions are not available here."""
         return None
 
-    async def show_panel(self, update: Any) -> None:
+    async def show_panel(self, update: PanelUpdate) -> None:
         """Panels are not shown here."""
 
 
@@ -102,7 +107,8 @@ class CallbackFrontEnd(BaseFrontEnd):
 
     ``on_event`` receives each event (none given: events are not even built);
     ``approve`` is an async function ``(request) -> bool | ApprovalAnswer`` (none given:
-    nobody can be asked, so an ask ends as ``approval_unavailable``).
+    nobody can be asked, so an ask ends as ``approval_unavailable``); ``show_panel`` an
+    async function ``(update) -> None`` (none given: panels are not shown).
     """
 
     def __init__(
@@ -110,10 +116,12 @@ class CallbackFrontEnd(BaseFrontEnd):
         *,
         on_event: Callable[[LoopEvent], Any] | None = None,
         approve: Callable[[ApprovalRequest], Awaitable[ApprovalAnswer | bool]] | None = None,
+        show_panel: Callable[[PanelUpdate], Awaitable[None]] | None = None,
         name: str = "app",
     ) -> None:
         self._on_event = on_event
         self._approve = approve
+        self._show_panel = show_panel
         self.name = name
         self.can_approve = approve is not None
         self.wants_events = on_event is not None
@@ -128,3 +136,8 @@ class CallbackFrontEnd(BaseFrontEnd):
         if self._approve is None:
             return False
         return await self._approve(request)
+
+    async def show_panel(self, update: PanelUpdate) -> None:
+        """Pass the update on, when a callback was given."""
+        if self._show_panel is not None:
+            await self._show_panel(update)

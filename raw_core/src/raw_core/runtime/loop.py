@@ -17,7 +17,7 @@ the :class:`Runtime` from a config; an embedding app may also build one itself::
     async with runtime.open_session(agent, provider, front_end=front_end) as session:
         ended = await session.run_turn("Fix the failing test")
 
-Why this module is longer than the rest (about 600 lines): :class:`Session` is the turn's
+Why this module is longer than the rest (about 630 lines): :class:`Session` is the turn's
 one state machine. Its parts share that state — the writer, the in-memory model context,
 the pending and running calls, the turn's cancel scope — and each step reads and changes
 it, so splitting the class would hand that state around between modules. What has no
@@ -78,7 +78,8 @@ from raw_core.runtime.events import (
     TurnStarted,
 )
 from raw_core.runtime.frontend import FrontEnd
-from raw_core.sessions.backend import SessionState, SessionWriter
+from raw_core.runtime.panels import PanelActionResult, SessionRecorder, run_action
+from raw_core.sessions.backend import PanelUpdate, SessionState, SessionWriter
 from raw_core.sessions.sqlite import (
     AssistantMessage,
     Message,
@@ -90,6 +91,7 @@ from raw_core.sessions.sqlite import (
     tool_output_for,
 )
 from raw_core.tools.calls import CancellationSignal
+from raw_core.tools.panels import PanelBoard
 
 __all__ = ["Session", "VarResolver"]
 
@@ -127,6 +129,7 @@ class Session:
         resolve_var: VarResolver | None,
         skills: SkillService,
         front_end: FrontEnd,
+        panels: PanelBoard | None = None,
     ) -> None:
         self.agent = agent
         self.provider = provider
@@ -152,6 +155,13 @@ class Session:
         self._pending_calls: list[ToolCall] = []
         self._running_call: str | None = None  # the id of the call being dispatched
         self._steps_taken = 0
+        self._board = panels if panels is not None else dispatcher.panels
+        self._board.recorder = SessionRecorder(
+            append=writer.append,
+            set_panels=lambda keys: self._set_state(panels=keys),
+            emit=self.emit_event,
+            front_end=front_end,
+        )
 
     @property
     def id(self) -> str:
@@ -167,6 +177,39 @@ class Session:
     def tools(self) -> tuple[ModelTool, ...]:
         """What the model receives of the tools, in ``tools.use`` order."""
         return self._tools
+
+    @property
+    def panels(self) -> tuple[PanelUpdate, ...]:
+        """Each of the session's panels at its last revision (its last accepted update),
+        least recently changed first."""
+        return self._board.panels()
+
+    async def run_panel_action(
+        self,
+        panel: str,
+        action: str,
+        *,
+        on_event: Callable[[LoopEvent], Any] | None = None,
+        signal: CancellationSignal | None = None,
+    ) -> PanelActionResult:
+        """Run action ``action`` of ``panel`` (its full name ``<identity>:<id>``, or an id
+        one selected tool declares): a ``prompt`` action's drafted message, or a ``tool``
+        action's call through the whole pipeline as ``source: "user_action"`` (see
+        :mod:`raw_core.runtime.panels`). Its events go to ``on_event`` (by default the
+        front end's). ``turn_in_progress`` while a turn runs."""
+        if self._lock.locked():
+            raise TurnInProgress(f"session {self.id} is running a turn", session_id=self.id)
+        async with self._lock:
+            return await run_action(
+                registry=self.agent.registry,
+                dispatcher=self.dispatcher,
+                board=self._board,
+                append=self._writer.append,
+                emit=self._emitter(on_event),
+                panel=panel,
+                action=action,
+                signal=signal if signal is not None else CancellationSignal(),
+            )
 
     # --- opening -------------------------------------------------------------------------
 
