@@ -162,6 +162,7 @@ CALLS: dict[str, tuple[dict[str, Any], str]] = {
     "load_skill": ({"name": "review"}, "# Skill: review\n\nRead the diff first."),
     "list_vars": ({}, "TOKEN: A test token"),
     "read_var": ({"name": "TOKEN"}, ""),
+    "todo": ({"items": [{"text": "fork it", "status": "done"}]}, "panel todo updated (revision 1)"),
 }
 
 

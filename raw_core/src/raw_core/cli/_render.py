@@ -3,7 +3,12 @@
 The CLI renders events from the agent loop; it never runs the loop itself (spec 004,
 "Terminal UI"). Assistant text goes to stdout as it streams; tool calls, their intended
 effects and their results go to stderr, so ``raw run "..." > answer.txt`` keeps only the
-answer. With ``--json`` every event is one JSON line on stdout.
+answer. With ``--json`` every event is one JSON line on stdout, panel updates included
+(``panel_updated``).
+
+Panels are drawn on stderr when a tool changes them: a ``chat`` panel inline in the
+transcript, in full; a ``sidebar`` panel as a small titled box with its first lines
+(``raw sessions panels ID`` shows it in full). A diagram shows its source.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any, TextIO
 import click
 
 from raw_core.cli._blocks import block_display
+from raw_core.cli._panels import panel_box, panel_full
 
 __all__ = [
     "JsonRenderer",
@@ -60,6 +66,19 @@ class TerminalRenderer:
 
             self._status = Console(file=self.err).status("waiting for the model…")
         self._spinning = False
+        self.session_id: str | None = None
+
+    def show_panel(self, update: Any) -> None:
+        """Draw an accepted panel update: inline in full (``chat``) or as a box."""
+        data = update.to_dict()
+        self._spin(False)
+        self._end_text()
+        placement = (data.get("declaration") or {}).get("placement")
+        lines = (
+            panel_full(data) if placement == "chat" else panel_box(data, session_id=self.session_id)
+        )
+        self.err.write("".join(f"{line}\n" for line in lines))
+        self.err.flush()
 
     def _spin(self, on: bool) -> None:
         if self._status is None or on == self._spinning:
@@ -80,6 +99,8 @@ class TerminalRenderer:
         data = event.to_dict()
         kind = data["type"]
         if kind in ("turn_started", "tool_call_finished"):
+            if kind == "turn_started":
+                self.session_id = data["session_id"]
             if kind == "tool_call_finished":
                 self._result(data)
             self._spin(True)
@@ -184,4 +205,8 @@ class TerminalFrontEnd:
         return None
 
     async def show_panel(self, update: Any) -> None:
-        """Panels are not drawn on the terminal yet."""
+        """Draw the update, when the renderer draws panels (``--json`` prints the
+        ``panel_updated`` events instead)."""
+        draw = getattr(self._renderer, "show_panel", None)
+        if draw is not None:
+            draw(update)

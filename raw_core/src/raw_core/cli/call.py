@@ -12,6 +12,7 @@ import click
 from raw_core.cli._app import agent_option, config_option, max_output_bytes_option, with_app
 from raw_core.cli._blocks import block_display
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
+from raw_core.cli._panels import panel_full
 
 __all__ = ["call"]
 
@@ -34,7 +35,9 @@ __all__ = ["call"]
     help="Answer an approval request for this one call without asking.",
 )
 @max_output_bytes_option
-@click.option("--json", "as_json", is_flag=True, help="Print {status, code, content, effects}.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print {status, code, content, effects, panels}."
+)
 def call(
     identity: str,
     args_json: str,
@@ -48,8 +51,9 @@ def call(
     """Run IDENTITY with ARGS_JSON through the seven dispatch steps, once.
 
     An ask rule asks on the terminal; with --approve or --deny it takes that answer; with
-    neither and no terminal it ends as approval_unavailable. Exits 0 for a successful
-    result, 1 for an error result, 2 for a config or usage error.
+    neither and no terminal it ends as approval_unavailable. The panels the call updated
+    are drawn on stderr (--json: a "panels" list of every update). Exits 0 for a
+    successful result, 1 for an error result, 2 for a config or usage error.
     """
     from raw_core.cli._render import TerminalFrontEnd
     from raw_core.cli._terminal import LineReader
@@ -85,4 +89,8 @@ def call(
 
         for block in result.full_content:
             click.echo(block_display(block_to_dict(block)))
+        last = {(u.identity, u.panel): u for u in result.panels if u.accepted}
+        for update in last.values():
+            for line in panel_full(update.to_dict()):
+                click.echo(line, err=True)
     sys.exit(EXIT_ERROR if result.is_error else EXIT_OK)

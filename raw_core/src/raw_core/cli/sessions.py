@@ -1,4 +1,5 @@
-"""``raw sessions``: list, show, resume and delete the sessions in the store."""
+"""``raw sessions``: list, show, resume and delete the sessions in the store; show their
+panels and run a panel's action."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any
 
 import click
 
-from raw_core.cli._app import with_app
+from raw_core.cli._app import agent_option, config_option, with_app
 from raw_core.cli._blocks import block_display
-from raw_core.cli._output import EXIT_OK, emit_json
+from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
+from raw_core.cli._panels import panel_full, panel_name
 from raw_core.cli.run import conversation, one_turn, run_options
 
 __all__ = ["sessions"]
@@ -93,6 +95,14 @@ def _item_lines(item: Any) -> list[str]:
         entry = item.entry
         who = f" by {entry.answer.by}" if entry.answer is not None else ""
         return [f"  ? approval of {entry.identity}: {entry.state}{who}"]
+    if item.kind == "panel":
+        update = item.entry.to_dict()
+        error = update["error"]
+        if error is not None:
+            return [
+                f"  ▣ panel {update['panel']} update rejected: {error['code']} {error['message']}"
+            ]
+        return [f"  ▣ panel {panel_name(update)} {update['op']}: revision {update['revision']}"]
     return _message_lines(item.message)
 
 
@@ -120,6 +130,80 @@ def show(session_id: str, cursor: str | None, limit: int, as_json: bool) -> None
             click.echo(line)
     if page.has_more:
         click.echo(f"(more: raw sessions show {session_id} --cursor {page.next_cursor})", err=True)
+
+
+@sessions.command("panels")
+@click.argument("session_id")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of the panels.")
+def panels(session_id: str, as_json: bool) -> None:
+    """Show every panel of a session at its last revision, in full."""
+    found = _sessions(lambda app: app.panels(session_id), as_json=as_json)
+    if as_json:
+        emit_json([update.to_dict() for update in found])
+        return
+    if not found:
+        click.echo("this session has no panels")
+    for update in found:
+        for line in panel_full(update.to_dict()):
+            click.echo(line)
+
+
+@sessions.command("action")
+@click.argument("session_id")
+@click.argument("panel")
+@click.argument("action")
+@config_option
+@agent_option
+@click.option(
+    "--approve/--deny",
+    "answer",
+    default=None,
+    help="Answer an approval request of a tool action without asking.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print {kind, panel, action, prompt, result}."
+)
+def action(
+    session_id: str,
+    panel: str,
+    action: str,
+    config_path: Path | None,
+    agent_name: str | None,
+    answer: bool | None,
+    as_json: bool,
+) -> None:
+    """Run ACTION of PANEL (its full name, <identity>:<id>) in a session: a prompt action
+    prints the message it drafts; a tool action runs the tool again through the whole
+    pipeline, its rules, hooks and approval included. Exits 1 when the call ended in an
+    error."""
+    from raw_core.cli._render import TerminalFrontEnd, TerminalRenderer
+    from raw_core.cli._terminal import LineReader
+
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    renderer = TerminalRenderer(spinner=False)
+    renderer.session_id = session_id
+    front_end = TerminalFrontEnd(
+        renderer if not as_json else (lambda event: None),
+        LineReader() if interactive else None,
+        answer=answer,
+    )
+
+    found: list[Any] = []
+
+    async def work(app: Any) -> int:
+        found.append(
+            await app.panel_action(session_id, panel, action, agent=agent_name, front_end=front_end)
+        )
+        return EXIT_OK
+
+    with_app(work, config_path=config_path, as_json=as_json)
+    done = found[0]
+    if as_json:
+        emit_json(done.to_dict())
+    elif done.kind == "prompt":
+        click.echo(done.prompt)
+    failed = done.result is not None and done.result.is_error
+    sys.exit(EXIT_ERROR if failed else EXIT_OK)
 
 
 @sessions.command("resume")
