@@ -41,10 +41,12 @@ if TYPE_CHECKING:
     from raw_core.providers.scripted import ReplayProvider, Reply, ScriptedProvider
     from raw_core.runtime import Runtime, Session
     from raw_core.runtime.frontend import BaseFrontEnd, CallbackFrontEnd, FrontEnd
+    from raw_core.runtime.panels import PanelActionResult
     from raw_core.sessions.backend import (
         ApprovalAnswer,
         DisplayItem,
         DisplayPage,
+        PanelUpdate,
         PendingRequest,
         SessionBackend,
         SessionInfo,
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
     from raw_core.tools.identity import ToolIdentity, parse_identity
     from raw_core.tools.loader import LoadedTool, ToolLoader
     from raw_core.tools.manifest import PanelAction, PanelDeclaration, ToolManifest, parse_manifest
+    from raw_core.tools.panels import CallPanels, PanelView
     from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
     from raw_core.tools.results import BatchResult, ToolResult
     from raw_core.tools.sources import SourceContext, ToolSource, ToolSourceRecord
@@ -147,6 +150,10 @@ _EXPORTS: dict[str, str] = {
     "LoadedTool": "raw_core.tools.loader",
     "ToolLoader": "raw_core.tools.loader",
     "PanelAction": "raw_core.tools.manifest",
+    "PanelActionResult": "raw_core.runtime.panels",
+    "PanelUpdate": "raw_core.sessions.backend",
+    "PanelView": "raw_core.tools.panels",
+    "CallPanels": "raw_core.tools.panels",
     "PanelDeclaration": "raw_core.tools.manifest",
     "ToolManifest": "raw_core.tools.manifest",
     "parse_manifest": "raw_core.tools.manifest",
@@ -173,6 +180,7 @@ __all__ = [
     "BatchResult",
     "CallInfo",
     "CallNext",
+    "CallPanels",
     "CallbackFrontEnd",
     "CancellationSignal",
     "CheckAnswer",
@@ -191,7 +199,10 @@ __all__ = [
     "ModelRequest",
     "ModelTool",
     "PanelAction",
+    "PanelActionResult",
     "PanelDeclaration",
+    "PanelUpdate",
+    "PanelView",
     "PendingRequest",
     "PluginHost",
     "Policy",
