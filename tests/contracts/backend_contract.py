@@ -44,6 +44,7 @@ from raw_core.sessions.backend import (
     ApprovalEntry,
     DisplayItem,
     ModelOnly,
+    PanelUpdate,
     PendingRequest,
     SessionBackend,
     SessionState,
@@ -341,6 +342,7 @@ class BackendContract:
             tool_digests={"read_file": "abc123"},
             cache_key="key-1",
             skills_seen={"testing": "def456"},
+            panels=(("builtin/todo", "todo"), ("agent/board", "plan")),
         )
         async with backend.open_writer(session.id) as writer:
             await writer.set_state(state)
@@ -350,6 +352,45 @@ class BackendContract:
         info = await elsewhere.info(session.id)
         assert (info.title, info.cwd) == ("after", "/home/me/project")
         assert info.last_activity == session.last_activity  # state is not activity
+
+    async def test_panel_updates_are_display_only_and_round_trip(
+        self, backend_factory: BackendFactory
+    ) -> None:
+        backend = await backend_factory()
+        session = await backend.create()
+        declaration = {"id": "todo", "title": "Tasks", "placement": "sidebar"}
+        document = {"blocks": [{"type": "checklist", "items": [{"text": "a", "status": "done"}]}]}
+        accepted = PanelUpdate(
+            tool_call_id="c1",
+            identity="builtin/todo",
+            panel="todo",
+            op="replace",
+            source="result",
+            revision=3,
+            document=document,
+            declaration=declaration,
+        )
+        rejected = PanelUpdate(
+            tool_call_id="c1",
+            identity="builtin/todo",
+            panel="todo",
+            op="patch",
+            source="context",
+            revision=3,
+            error={"code": "panel_invalid", "message": "bad", "field": "$.patch"},
+            declaration=declaration,
+        )
+        async with backend.open_writer(session.id) as writer:
+            await writer.append([user("plan"), accepted, rejected])
+            assert await writer.read_context() == (user("plan"),)
+        page = await (await backend_factory()).page(session.id)
+        assert [item.kind for item in page.items] == ["message", "panel", "panel"]
+        assert [item.entry for item in page.items[1:]] == [accepted, rejected]
+        assert page.items[1].message is None
+        shown = page.items[1].to_dict()
+        assert shown["document"] == document
+        assert shown["error"] is None
+        assert page.items[2].to_dict()["error"]["field"] == "$.patch"
 
     # --- pending requests ---
 

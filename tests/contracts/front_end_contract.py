@@ -14,7 +14,8 @@ The contract: the front end names itself and says whether it can ask; it receive
 event of a turn in order, ``turn_started`` first and exactly one ``turn_ended`` last; when it
 can ask, it is asked about a call that needs approval, with the intended effects apart from
 the arguments, and its answer decides the call and is stored with its name; and the
-reserved members for interactions and panels exist and say "not available" by default.
+reserved member for interactions exists and says "not available" by default, and a
+panel update given to ``show_panel`` is taken without an error.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import pytest
 from raw_core import App, Reply, ScriptedProvider, thaw
 from raw_core.plugins import PluginHost
 from raw_core.runtime.frontend import FrontEnd
+from raw_core.sessions.backend import PanelUpdate
 from raw_core.sessions.sqlite import ToolResultMessage
 
 ECHO = """
@@ -173,7 +175,19 @@ class FrontEndContract:
         assert front_end_case.asked() == []
         assert _result(items).error_code == "approval_unavailable"
 
-    async def test_interactions_and_panels_are_reserved(self, front_end_case: FrontEndCase) -> None:
+    async def test_interactions_are_reserved_and_panel_updates_accepted(
+        self, front_end_case: FrontEndCase
+    ) -> None:
         front_end = front_end_case.make(None)
         assert await front_end.interact({"kind": "question"}) is None
-        await front_end.show_panel({"panel": "plan"})  # accepted, shown nowhere: no error
+        update = PanelUpdate(
+            tool_call_id="c1",
+            identity="builtin/todo",
+            panel="todo",
+            op="replace",
+            source="result",
+            revision=1,
+            document={"blocks": [{"type": "text", "text": "hi"}]},
+            declaration={"id": "todo", "title": "Tasks", "placement": "sidebar"},
+        )
+        await front_end.show_panel(update)  # shown or not, never an error

@@ -62,6 +62,13 @@ def _renderer(as_json: bool) -> Any:
     return JsonRenderer() if as_json else TerminalRenderer()
 
 
+async def _show_panels(session: Any, front_end: Any) -> None:
+    """A resumed session's open panels, each at its last revision, before its turn."""
+    for update in session.panels:
+        if not update.closed:
+            await front_end.show_panel(update)
+
+
 def one_turn(
     prompt: str | None,
     *,
@@ -103,6 +110,7 @@ def one_turn(
             max_output_bytes=max_output_bytes,
         ) as session:
             ctrl_c.session_id = session.id
+            await _show_panels(session, front_end)
             try:
                 with ctrl_c.turn() as signal:
                     ended = await session.run_turn(text, signal=signal)
@@ -185,6 +193,7 @@ def conversation(
             max_output_bytes=max_output_bytes,
         ) as session:
             ctrl_c.session_id = session.id
+            await _show_panels(session, front_end)
             click.echo(
                 f"session {session.id} — Ctrl-C cancels a turn, Ctrl-D or a second Ctrl-C quits",
                 err=True,
