@@ -49,6 +49,7 @@ from raw_core.sessions.backend import (
     SessionBackend,
     SessionState,
     ToolOutput,
+    document_json,
 )
 from raw_core.sessions.blocks import JsonBlock
 from raw_core.sessions.sqlite import (
@@ -367,7 +368,7 @@ class BackendContract:
             op="replace",
             source="result",
             revision=3,
-            document=document,
+            document_text=document_json(document),
             declaration=declaration,
         )
         rejected = PanelUpdate(
@@ -385,7 +386,10 @@ class BackendContract:
             assert await writer.read_context() == (user("plan"),)
         page = await (await backend_factory()).page(session.id)
         assert [item.kind for item in page.items] == ["message", "panel", "panel"]
-        assert [item.entry for item in page.items[1:]] == [accepted, rejected]
+        assert [item.entry.to_dict() for item in page.items[1:]] == [
+            accepted.to_dict(),
+            rejected.to_dict(),
+        ]
         assert page.items[1].message is None
         shown = page.items[1].to_dict()
         assert shown["document"] == document

@@ -187,7 +187,7 @@ class FrontEndContract:
             op="replace",
             source="result",
             revision=1,
-            document={"blocks": [{"type": "text", "text": "hi"}]},
+            document_text='{"blocks":[{"type":"text","text":"hi"}]}',
             declaration={"id": "todo", "title": "Tasks", "placement": "sidebar"},
         )
         await front_end.show_panel(update)  # shown or not, never an error

@@ -38,6 +38,7 @@ What a backend promises:
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -71,6 +72,7 @@ __all__ = [
     "SessionState",
     "SessionWriter",
     "ToolOutput",
+    "document_json",
     "new_request_id",
 ]
 
@@ -176,6 +178,29 @@ class ApprovalEntry:
 PanelSource = Literal["result", "context", "restored"]
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | list):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def document_json(document: Any) -> str:
+    """A panel document's compact JSON text, UTF-8 where it can be (a lone surrogate is
+    written as its ``\\u`` escape); ``TypeError`` or ``ValueError`` for a value that is not
+    JSON."""
+    text = json.dumps(
+        document, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_plain
+    )
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(document, separators=(",", ":"), allow_nan=False, default=_plain)
+    return text
+
+
 @attrs.frozen(kw_only=True)
 class PanelUpdate:
     """Display-only, and what front ends and events receive: one update of a panel
@@ -184,11 +209,14 @@ class PanelUpdate:
     ``identity`` and ``panel`` key the panel (its full name is ``<identity>:<panel>``);
     ``op`` is ``replace``, ``patch`` or ``close`` (as given, when a rejected update named
     another); ``source`` says how the tool sent it (a ``result`` block or a ``context``
-    call). An accepted update has the new ``revision`` and the ``document`` after it
+    call). An accepted update has the new ``revision`` and the document after it
     (``None`` after a close); a rejected one has ``error`` (``{code, message, field?}``) and
     the panel's revision then (``None`` when it was not open). ``declaration`` is the
-    panel's declaration as JSON (``None`` when the tool declares no such panel). The
-    document and declaration are frozen; :meth:`to_dict` gives detached copies.
+    panel's declaration as JSON (``None`` when the tool declares no such panel).
+
+    The document is kept as its compact JSON text (``document_text``, made by
+    :func:`document_json`), serialized once: what its size counts, what the store writes,
+    and immutable. :attr:`document` and :meth:`to_dict` parse a detached copy.
     """
 
     tool_call_id: str
@@ -197,7 +225,7 @@ class PanelUpdate:
     op: str
     source: PanelSource
     revision: int | None = None
-    document: Any = attrs.field(default=None, converter=freeze)
+    document_text: str | None = None
     error: Mapping[str, Any] | None = attrs.field(default=None, converter=freeze)
     declaration: Mapping[str, Any] | None = attrs.field(default=None, converter=freeze)
 
@@ -209,6 +237,11 @@ class PanelUpdate:
     def accepted(self) -> bool:
         """Whether the update was applied."""
         return self.error is None
+
+    @property
+    def document(self) -> Any:
+        """The document after the update (a detached copy), or ``None``."""
+        return None if self.document_text is None else json.loads(self.document_text)
 
     @property
     def key(self) -> PanelKey:
@@ -230,7 +263,7 @@ class PanelUpdate:
             "op": self.op,
             "source": self.source,
             "revision": self.revision,
-            "document": thaw(self.document),
+            "document": self.document,
             "error": thaw(self.error),
             "declaration": thaw(self.declaration),
         }

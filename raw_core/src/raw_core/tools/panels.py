@@ -45,8 +45,8 @@ from raw_core.errors import (
     PanelUndeclared,
     PanelUnknown,
 )
-from raw_core.frozen import thaw
-from raw_core.sessions.backend import PanelKey, PanelSource, PanelUpdate
+from raw_core.frozen import freeze
+from raw_core.sessions.backend import PanelKey, PanelSource, PanelUpdate, document_json
 from raw_core.tools.manifest import PanelDeclaration
 from raw_core.tools.panel_blocks import check_document
 
@@ -113,33 +113,36 @@ def split_name(name: str) -> tuple[str | None, str]:
     return (owner, panel) if colon else (None, name)
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, tuple | list):
-        return list(value)
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
+def _text_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _checked_text(document: Any) -> str:
+    """A document's JSON text, once it is checked against the catalog and the size limit."""
+    try:
+        text = document_json(document)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise PanelInvalid(f"the document is not JSON: {exc}", field="$.document") from None
+    check_document(json.loads(text), size=_text_size(text))
+    return text
 
 
 def _detached(body: Any) -> dict[str, Any]:
-    """``body`` as a plain, detached JSON object with its keys checked; ``panel_invalid``."""
+    """``body`` with its keys checked and its values detached: a ``replace`` carries the
+    document's checked JSON text as ``document_text``; ``panel_invalid`` otherwise."""
     if not isinstance(body, Mapping):
         raise PanelInvalid(
             f'an update is an object {{"op", ...}}, found {type(body).__name__}', field="$"
         )
-    try:
-        plain: dict[str, Any] = json.loads(json.dumps(body, allow_nan=False, default=_plain))
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise PanelInvalid(f"the update is not JSON: {exc}", field="$") from None
-    op = plain.get("op")
+    op = body.get("op")
     if op not in _BODY_KEYS:
-        found = json.dumps(op) if op is not None else "none"
+        found = json.dumps(op, default=repr) if op is not None else "none"
         raise PanelInvalid(
             f'"op" must be "replace", "patch" or "close", found {found}', field="$.op"
         )
     required, optional = _BODY_KEYS[op]
-    missing = sorted(required - set(plain))
-    unknown = sorted(set(plain) - required - optional)
+    missing = sorted(required - set(body))
+    unknown = sorted(str(key) for key in set(body) - required - optional)
     if missing or unknown:
         parts = [f"missing {json.dumps(missing)}"] if missing else []
         parts += [f"unknown {json.dumps(unknown)}"] if unknown else []
@@ -148,26 +151,34 @@ def _detached(body: Any) -> dict[str, Any]:
             f" found {', '.join(parts)}",
             field="$",
         )
-    if op == "patch":
-        patch = plain["patch"]
-        if not isinstance(patch, list) or not all(
-            isinstance(step, dict) and isinstance(step.get("op"), str) for step in patch
-        ):
-            raise PanelInvalid(
-                'a patch is an RFC 6902 JSON Patch: a list of {"op", "path", ...}',
-                field="$.patch",
-            )
-        revision = plain.get("revision")
-        if revision is not None and (type(revision) is not int or revision < 1):
-            raise PanelInvalid("revision must be a positive integer", field="$.revision")
-    return plain
-
-
-def _patched(document: Any, patch: list[Any]) -> Any:
+    if op == "replace":
+        return {"op": op, "document_text": _checked_text(body["document"])}
+    if op == "close":
+        return {"op": op}
     try:
-        return jsonpatch.apply_patch(thaw(document), patch, in_place=True)
+        patch = json.loads(document_json(body["patch"]))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise PanelInvalid(f"the patch is not JSON: {exc}", field="$.patch") from None
+    if not isinstance(patch, list) or not all(
+        isinstance(step, dict) and isinstance(step.get("op"), str) for step in patch
+    ):
+        raise PanelInvalid(
+            'a patch is an RFC 6902 JSON Patch: a list of {"op", "path", ...}',
+            field="$.patch",
+        )
+    revision = body.get("revision")
+    if revision is not None and (type(revision) is not int or revision < 1):
+        raise PanelInvalid("revision must be a positive integer", field="$.revision")
+    return {"op": op, "patch": patch, "revision": revision}
+
+
+def _patched(document: Any, patch: list[Any]) -> str:
+    """The checked JSON text of ``document`` (a fresh copy) once ``patch`` is applied."""
+    try:
+        patched = jsonpatch.apply_patch(document, patch, in_place=True)
     except _PATCH_FAILURES as exc:
         raise PanelInvalid(f"the patch cannot be applied: {exc}", field="$.patch") from None
+    return _checked_text(patched)
 
 
 class PanelBoard:
@@ -217,8 +228,7 @@ class PanelBoard:
             op = body["op"]
             evicted: PanelKey | None = None
             if op == "replace":
-                document = body["document"]
-                check_document(document)
+                text = body["document_text"]
                 if current is None and len(self._panels) >= MAX_SESSION_PANELS:
                     evicted = next((k for k, u in self._panels.items() if u.closed), None)
                     if evicted is None:
@@ -247,10 +257,9 @@ class PanelBoard:
                         expected=expected,
                         revision=current.revision,
                     )
-                document = _patched(current.document, body["patch"])
-                check_document(document)
+                text = _patched(current.document, body["patch"])
             else:
-                document = None
+                text = None
             update = PanelUpdate(
                 tool_call_id=tool_call_id,
                 identity=identity,
@@ -258,7 +267,7 @@ class PanelBoard:
                 op=op,
                 source=source,
                 revision=1 if current is None else (current.revision or 0) + 1,
-                document=document,
+                document_text=text,
                 declaration=declaration.to_dict(),
             )
             keys = None
@@ -361,7 +370,7 @@ class CallPanels:
                 tool=self._identity,
             )
         return PanelView(
-            revision=current.revision, document=current.document, closed=current.closed
+            revision=current.revision, document=freeze(current.document), closed=current.closed
         )
 
     async def update(self, panel: str, body: Mapping[str, Any]) -> int:

@@ -32,6 +32,7 @@ from raw_core.sessions.backend import (
     PanelUpdate,
     RequestState,
     ToolOutput,
+    document_json,
 )
 from raw_core.sessions.blocks import (
     ContentBlock,
@@ -260,8 +261,22 @@ _PANEL_SOURCES: Final = ("result", "context", "restored")
 
 
 def dumps_panel(entry: PanelUpdate) -> str:
-    """``entry`` as JSON text."""
-    return dumps_json(entry.to_dict())
+    """``entry`` as JSON text (the document's own text put in as it is: it is not
+    serialized again)."""
+    head = dumps_json(
+        {
+            "tool_call_id": entry.tool_call_id,
+            "identity": entry.identity,
+            "panel": entry.panel,
+            "op": entry.op,
+            "source": entry.source,
+            "revision": entry.revision,
+            "error": entry.error,
+            "declaration": entry.declaration,
+        }
+    )
+    document = entry.document_text if entry.document_text is not None else "null"
+    return f'{head[:-1]},"document":{document}}}'
 
 
 def loads_panel(text: str) -> PanelUpdate:
@@ -291,7 +306,7 @@ def loads_panel(text: str) -> PanelUpdate:
         op=_string(data, "op", "panel update"),
         source=source,  # type: ignore[arg-type]
         revision=revision,
-        document=data["document"],
+        document_text=None if data["document"] is None else document_json(data["document"]),
         error=error,
         declaration=declaration,
     )
