@@ -90,7 +90,8 @@ def make_agent(root: Path, mode: str, doc: dict[str, Any]) -> Agent:
 
 
 async def per_step(mode: str, doc: dict[str, Any]) -> float:
-    """µs per step (the best of seven turns) of a 100-step turn whose every call updates the panel as ``mode`` says."""
+    """µs per step (the best of seven turns) of a 100-step turn whose every call updates
+    the panel as ``mode`` says."""
     best = float("inf")
     for _ in range(REPEAT):
         with tempfile.TemporaryDirectory() as tmp:
