@@ -17,7 +17,7 @@ from raw_core.errors import ManifestInvalid, RawError
 from raw_core.plugins import PluginHost
 from raw_core.providers.contract import ModelRequest, ProviderEvent
 from raw_core.sessions.backend import PanelUpdate
-from raw_core.sessions.sqlite import ToolResultMessage
+from raw_core.sessions.sqlite import TextBlock, ToolResultMessage
 from raw_core.tools.calls import CallInfo, Verdict
 from raw_core.tools.loader import ToolLoader
 
@@ -66,7 +66,8 @@ async def handler(args, context):
         STASH["context"] = context
     if args.get("raise"):
         raise RuntimeError("after the updates")
-    return {"content": [{"type": "json", "json": report}, *blocks]}
+    pad = [{"type": "text", "text": args["pad"]}] if "pad" in args else []
+    return {"content": [{"type": "json", "json": report}, *pad, *blocks]}
 """
 
 PLAN = {
@@ -610,3 +611,25 @@ async def test_an_action_waits_for_no_turn(project: Project) -> None:
                     await app.panel_action(sid, "agent/board:plan", "review")
                 release.set()
     assert caught.value.code == "turn_in_progress"
+
+
+async def test_the_note_counts_toward_the_result_cap(project: Project) -> None:
+    from raw_core.tools.results import model_bytes
+
+    steps = [{"via": "result", "panel": "plan", "body": replace("y" * 5000)}]
+    async with project.app() as app:
+        padded = await app.call_tool(
+            "agent/board", {"steps": steps, "pad": "x" * 2000}, max_output_bytes=300
+        )
+        failed = await app.call_tool(
+            "agent/board",
+            {"steps": [{"panel": "plan", "body": replace()}], "raise": True},
+            max_output_bytes=100,
+        )
+    assert padded.truncated
+    assert failed.code == "handler_error"
+    for outcome, cap in ((padded, 300), (failed, 100)):
+        assert model_bytes(outcome.content) <= cap
+        last = outcome.content[-1]
+        assert isinstance(last, TextBlock)
+        assert last.text == "panel plan updated (revision 1)"

@@ -175,7 +175,7 @@ class ApprovalEntry:
         return "approval"
 
 
-PanelSource = Literal["result", "context", "restored"]
+PanelSource = Literal["result", "context"]
 
 
 def _plain(value: Any) -> Any:

@@ -257,7 +257,7 @@ _PANEL_KEYS: Final = frozenset(
         "declaration",
     }
 )
-_PANEL_SOURCES: Final = ("result", "context", "restored")
+_PANEL_SOURCES: Final = ("result", "context")
 
 
 def dumps_panel(entry: PanelUpdate) -> str:
