@@ -485,7 +485,7 @@ async def test_a_rejected_result_block_never_fails_the_tool(project: Project) ->
     assert note(finished).split("\n") == [
         "panel chat update rejected: panel_invalid $.document.blocks[0]: unknown block type"
         ' "table"; the catalog has "text", "checklist", "form", "mermaid"',
-        "panel missing update rejected: panel_undeclared agent/board declares no panel"
+        "panel missing update rejected: panel_undeclared the tool declares no panel"
         " 'missing' (it declares: chat, plan)",
     ]
     errors = [i.to_dict()["error"]["code"] for i in page.items if i.kind == "panel"]

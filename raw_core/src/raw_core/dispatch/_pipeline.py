@@ -279,7 +279,7 @@ class Dispatcher:
         """What the model reads of the call's panel updates, at most half the cap."""
         if not panels.updates and not panels.unrecorded:
             return ""
-        note = panel_notes(panels.updates, panels.unrecorded)
+        note = panel_notes(panels.updates, panels.rejected_lines, panels.unrecorded)
         return cut_utf8(note, self.max_output_bytes // 2) if note else ""
 
     async def prepare(

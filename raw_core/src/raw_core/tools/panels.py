@@ -309,6 +309,7 @@ class CallPanels:
         self._updates: list[PanelUpdate] = []
         self._rejections = 0
         self._unrecorded = 0
+        self._rejected_lines: list[str] = []
         self._ended = False
 
     @property
@@ -325,6 +326,12 @@ class CallPanels:
     def unrecorded(self) -> int:
         """Rejected result-block updates past :data:`MAX_RECORDED_REJECTIONS`."""
         return self._unrecorded
+
+    @property
+    def rejected_lines(self) -> tuple[str, ...]:
+        """What the model reads of each rejected result block, in order (the error's
+        model-facing text: no host-side text such as another tool's identity)."""
+        return tuple(self._rejected_lines)
 
     def _check_open(self) -> None:
         if self._ended:
@@ -344,6 +351,7 @@ class CallPanels:
             raise PanelNotOwned(
                 f"panel {panel} belongs to {owner}; {self._identity} may update and read only"
                 " its own panels",
+                for_model=f"panel {panel} belongs to another tool; a tool updates only its own",
                 panel=panel,
                 tool=self._identity,
             )
@@ -352,6 +360,7 @@ class CallPanels:
             declared = ", ".join(sorted(self._declared)) or "none"
             raise PanelUndeclared(
                 f"{self._identity} declares no panel {panel_id!r} (it declares: {declared})",
+                for_model=f"the tool declares no panel {panel_id!r} (it declares: {declared})",
                 panel=panel,
                 tool=self._identity,
             )
@@ -432,6 +441,10 @@ class CallPanels:
             )
         except PanelError as error:
             update = self._rejected(name, panel_id, op, source, error, declaration)
+            if source == "result":
+                self._rejected_lines.append(
+                    f"panel {update.panel} update rejected: {error.code} {error.model_message}"
+                )
             if self._rejections < MAX_RECORDED_REJECTIONS:
                 self._rejections += 1
                 await self._board.reject(update)
@@ -468,28 +481,23 @@ class CallPanels:
         )
 
 
-def panel_notes(updates: Iterable[PanelUpdate], unrecorded: int = 0) -> str:
+def panel_notes(
+    updates: Iterable[PanelUpdate], rejected: Sequence[str] = (), unrecorded: int = 0
+) -> str:
     """What the model reads of a call's panel updates: one line per updated panel —
     ``panel <id> updated (revision <n>)``, or ``panel <id> closed (revision <n>)`` when the
-    call's last update of it closed it — then one line per rejected result block,
-    ``panel <id> update rejected: <code> <message>`` (at most 16, then a count). Empty when
-    the call updated no panel."""
+    call's last update of it closed it — then the ``rejected`` lines of its result blocks,
+    ``panel <id> update rejected: <code> <message>`` (at most 16, then a count of the rest
+    and of the ``unrecorded`` ones). Empty when the call updated no panel."""
     last: dict[str, PanelUpdate] = {}
-    rejected: list[PanelUpdate] = []
     for update in updates:
         if update.accepted:
             last[update.panel] = update
-        elif update.source == "result":
-            rejected.append(update)
     lines = [
         f"panel {u.panel} {'closed' if u.closed else 'updated'} (revision {u.revision})"
         for u in last.values()
     ]
-    for update in rejected[:MAX_REJECTION_LINES]:
-        error = update.error or {}
-        lines.append(
-            f"panel {update.panel} update rejected: {error.get('code')} {error.get('message')}"
-        )
+    lines += rejected[:MAX_REJECTION_LINES]
     more = max(len(rejected) - MAX_REJECTION_LINES, 0) + unrecorded
     if more > 0:
         lines.append(f"[{more} more panel updates rejected]")
