@@ -158,10 +158,12 @@ def test_a_killed_session_resumes_with_the_last_revision(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    seen = _read_until(run, "✓ todo".encode(), 2)
-    assert seen.count("✓ todo".encode()) == 2, seen.decode()
-    os.killpg(run.pid, signal.SIGKILL)
-    run.wait()
+    assert run.stderr is not None
+    with run.stderr:
+        seen = _read_until(run, "✓ todo".encode(), 2)
+        assert seen.count("✓ todo".encode()) == 2, seen.decode()
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
     listed = subprocess.run(
         [raw_script(), "sessions", "list", "--json"], env=env, capture_output=True, text=True
     )
