@@ -33,6 +33,7 @@ from raw_core.errors import (
 from raw_core.sessions.backend import (
     ApprovalEntry,
     ModelOnly,
+    PanelUpdate,
     PendingRequest,
     SessionInfo,
     SessionState,
@@ -53,8 +54,10 @@ from raw_core.sessions.sqlite.entries import (
     answer_from_dict,
     dumps_approval,
     dumps_json,
+    dumps_panel,
     dumps_tool_output,
     loads_approval,
+    loads_panel,
     loads_tool_output,
 )
 from raw_store_postgres._errors import BACKEND
@@ -62,6 +65,7 @@ from raw_store_postgres._schema import (
     KIND_APPROVAL,
     KIND_MESSAGE,
     KIND_MODEL_ONLY,
+    KIND_PANEL,
     KIND_TOOL_OUTPUT,
     Connection,
 )
@@ -249,8 +253,11 @@ def encode_entry(entry: Any) -> tuple[int, int, str]:
         return KIND_TOOL_OUTPUT, ENTRY_FORMAT, dumps_tool_output(entry)
     if isinstance(entry, ApprovalEntry):
         return KIND_APPROVAL, ENTRY_FORMAT, dumps_approval(entry)
+    if isinstance(entry, PanelUpdate):
+        return KIND_PANEL, ENTRY_FORMAT, dumps_panel(entry)
     raise TypeError(
-        f"expected a message, ModelOnly, ToolOutput or ApprovalEntry, found {type(entry).__name__}"
+        "expected a message, ModelOnly, ToolOutput, ApprovalEntry or PanelUpdate, found"
+        f" {type(entry).__name__}"
     )
 
 
@@ -283,20 +290,28 @@ def decode_message(session_id: str, seq: int, fmt: int | None, body: str | None)
         raise _unreadable(session_id, f"message {seq}", exc) from exc
 
 
+_LOADERS: Final[dict[int, Callable[[str], Any]]] = {
+    KIND_TOOL_OUTPUT: loads_tool_output,
+    KIND_APPROVAL: loads_approval,
+    KIND_PANEL: loads_panel,
+}
+
+
 def decode_entry(session_id: str, seq: int, kind: int, fmt: int, body: str) -> Any:
-    """A stored display row: a message, a tool output or an approval."""
+    """A stored display row: a message, a tool output, an approval or a panel update."""
     if kind == KIND_MESSAGE:
         return decode_message(session_id, seq, fmt, body)
-    if kind not in (KIND_TOOL_OUTPUT, KIND_APPROVAL):
-        if kind > KIND_APPROVAL:
-            raise _too_new(session_id, f"entry {seq}", f"kind {kind}", f"up to {KIND_APPROVAL}")
+    loader = _LOADERS.get(kind)
+    if loader is None:
+        if kind > KIND_PANEL:
+            raise _too_new(session_id, f"entry {seq}", f"kind {kind}", f"up to {KIND_PANEL}")
         raise _unreadable(session_id, f"entry {seq}", ValueError(f"kind {kind} in a page"))
     if fmt > ENTRY_FORMAT:
         raise _too_new(session_id, f"entry {seq}", f"format {fmt}", f"format {ENTRY_FORMAT}")
     try:
         if fmt != ENTRY_FORMAT:
             raise ValueError(f"format {fmt!r}")
-        return loads_tool_output(body) if kind == KIND_TOOL_OUTPUT else loads_approval(body)
+        return loader(body)
     except ValueError as exc:
         raise _unreadable(session_id, f"entry {seq}", exc) from exc
 
@@ -328,8 +343,17 @@ def _string_map(value: Any, key: str, session_id: str) -> dict[str, str]:
     return value
 
 
+def _panel_keys(value: Any, session_id: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in value
+    ):
+        raise _corrupt_state(session_id, "expected panels to be a list of [identity, panel id]")
+    return tuple((identity, panel) for identity, panel in value)
+
+
 def state_from_row(title: str, cwd: str | None, text: str, session_id: str) -> SessionState:
-    """The typed state of a sessions row (the keys raw's SQLite store uses)."""
+    """The typed state of a sessions row (the keys raw's SQLite store uses: ``tools``,
+    ``cache_key``, ``skills_seen`` and ``panels``, ``[[identity, panel id], ...]``)."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -346,6 +370,7 @@ def state_from_row(title: str, cwd: str | None, text: str, session_id: str) -> S
         tool_digests=None if tools is None else _string_map(tools, "tools", session_id),
         cache_key=cache_key,
         skills_seen=_string_map(data.get("skills_seen", {}), "skills_seen", session_id),
+        panels=_panel_keys(data.get("panels", []), session_id),
     )
 
 
@@ -358,6 +383,8 @@ def state_text(state: SessionState) -> str:
         data["cache_key"] = state.cache_key
     if state.skills_seen:
         data["skills_seen"] = dict(state.skills_seen)
+    if state.panels:
+        data["panels"] = [list(key) for key in state.panels]
     return dumps_json(data)
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "KIND_APPROVAL",
     "KIND_MESSAGE",
     "KIND_MODEL_ONLY",
+    "KIND_PANEL",
     "KIND_TOOL_OUTPUT",
     "LAYOUT",
     "LOCK_SPACE",
@@ -51,11 +52,15 @@ session key)``), so raw's locks do not meet another application's."""
 _SETUP_KEY: Final = 0  # no session has key 0: the lock that serialises creating the schema
 
 # The row kinds of the entries table, as in raw's SQLite store. Kinds below
-# CONTEXT_KINDS_END are in the model context; the others are display-only.
+# CONTEXT_KINDS_END are in the model context; the others are display-only, so a
+# display-only kind a later raw adds is no layout change: it never reaches the model of an
+# older raw, which refuses it in a page as store_too_new (as the panel kind, added within
+# layout 1, is refused by a raw that predates it).
 KIND_MESSAGE: Final = 0
 KIND_MODEL_ONLY: Final = 1
 KIND_TOOL_OUTPUT: Final = 2
 KIND_APPROVAL: Final = 3
+KIND_PANEL: Final = 4
 CONTEXT_KINDS_END: Final = 2
 
 # sessions: ``key`` is the session's small number (its advisory lock's second key and its
