@@ -35,12 +35,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 import anyio
-import attrs
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
 from raw_core.dispatch._daemon import call_in_daemon
 from raw_core.dispatch._effects import DEFAULT_EFFECTS_TIMEOUT, describe
+from raw_core.dispatch._panel_notes import call_note, with_panels
 from raw_core.dispatch._partial import stopped_batch
 from raw_core.dispatch._support import (
     ALLOW,
@@ -72,7 +72,7 @@ from raw_core.plugins.hooks import (
     emit_event,
     run_check_hooks,
 )
-from raw_core.sessions.blocks import TextBlock, cut_utf8
+from raw_core.sessions.blocks import TextBlock
 from raw_core.tools._schema import SchemaValidationError
 from raw_core.tools.calls import (
     ApprovalCallback,
@@ -86,7 +86,7 @@ from raw_core.tools.calls import (
     Verdict,
 )
 from raw_core.tools.loader import LoadedTool
-from raw_core.tools.panels import CallPanels, PanelBoard, panel_notes
+from raw_core.tools.panels import CallPanels, PanelBoard
 from raw_core.tools.registry import Registry
 from raw_core.tools.results import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -239,16 +239,14 @@ class Dispatcher:
             chosen = self._hooks_for("PostToolUse", tool.identity, arguments, effects)
             if chosen:
                 assert self.hooks is not None
+                # The hooks see the result without its panel blocks; their lines and the
+                # result share what the panel note leaves of the cap.
+                room = self.max_output_bytes - len(self._note(panels).encode())
                 result = await self._guard(
                     signal,
                     None,
                     post_tool_use(
-                        self.hooks,
-                        chosen,
-                        info,
-                        result,
-                        self._hook_context(),
-                        max_bytes=self.max_output_bytes,
+                        self.hooks, chosen, info, result, self._hook_context(), max_bytes=room
                     ),
                 )
         except RawError as error:  # DispatchError, or a RawError a handler raised
@@ -259,15 +257,14 @@ class Dispatcher:
                 HandlerError(f"the call failed inside raw: {type(exc).__name__}: {exc}"),
                 effects=effects,
             )
-        note = ""
         if panels is not None:
             panels.end()
-            note = self._note(panels)
+        note = self._note(panels)
         # an error's text meets the cap too (a result's content already has)
         if result.is_error:
             result = result.capped(self.max_output_bytes - len(note.encode()))
         if panels is not None and panels.updates:
-            result = _with_panels(result, panels, note)
+            result = with_panels(result, panels, note)
         return CallOutcome(
             call=call,
             identity=tool.identity if tool is not None else None,
@@ -275,12 +272,8 @@ class Dispatcher:
             result=result,
         )
 
-    def _note(self, panels: CallPanels) -> str:
-        """What the model reads of the call's panel updates, at most half the cap."""
-        if not panels.updates and not panels.unrecorded:
-            return ""
-        note = panel_notes(panels.updates, panels.rejected_lines, panels.unrecorded)
-        return cut_utf8(note, self.max_output_bytes // 2) if note else ""
+    def _note(self, panels: CallPanels | None) -> str:
+        return call_note(panels, self.max_output_bytes)
 
     async def prepare(
         self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal | None = None
@@ -457,9 +450,7 @@ class Dispatcher:
             if stopped is None:
                 raise
             return stopped
-        room = self.max_output_bytes
-        if panels is not None:
-            room -= len(self._note(panels).encode())
+        room = self.max_output_bytes - len(self._note(panels).encode())
         return self._result(returned, info.effects, room)
 
     def _result(self, returned: Any, effects: Any, room: int) -> ToolResult:
@@ -510,14 +501,3 @@ class Dispatcher:
         if signal.cancelled:
             raise Cancelled(f"the call was cancelled ({signal.reason})")
         raise Timeout(f"the call did not finish within {limit:g} s")
-
-
-def _with_panels(result: ToolResult, panels: CallPanels, note: str) -> ToolResult:
-    """``result`` with the call's panel updates, and the model's note of them last."""
-    extra = (TextBlock(text=note),) if note else ()
-    return attrs.evolve(
-        result,
-        content=result.content + extra,
-        full_content=result.full_content + extra,
-        panels=panels.updates,
-    )
