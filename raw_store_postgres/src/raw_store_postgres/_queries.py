@@ -19,11 +19,12 @@ from raw_core.sessions.backend import (
     SessionInfo,
     SessionState,
 )
+from raw_core.sessions.cursors import Cursor
 from raw_store_postgres._rows import (
+    CURSORS,
     INFO_COLUMNS,
     REQUEST_COLUMNS,
     Connection,
-    Cursor,
     Expiry,
     decode_entry,
     info_from_row,
@@ -114,7 +115,7 @@ async def page_of(
     if cursor is None:
         start = _END if newest_first else 0
     else:
-        start = Cursor.decode(cursor, session_id=session_id, newest_first=newest_first).position
+        start = CURSORS.decode(cursor, session_id=session_id, newest_first=newest_first).position
     query = _PAGE_NEWEST_FIRST if newest_first else _PAGE_OLDEST_FIRST
     found = await connection.execute(query, {"id": session_id, "start": start, "limit": limit + 1})
     rows = await found.fetchall()
@@ -138,7 +139,9 @@ async def page_of(
     next_cursor = (
         None
         if position is None
-        else Cursor(session_id=session_id, newest_first=newest_first, position=position).encode()
+        else CURSORS.encode(
+            Cursor(session_id=session_id, newest_first=newest_first, position=position)
+        )
     )
     return DisplayPage(items=items, next_cursor=next_cursor, has_more=has_more)
 
@@ -153,7 +156,7 @@ async def tail_of(connection: Connection, session_id: str, expiry: Expiry) -> st
     if row is None:
         raise not_found(session_id)
     _check(expiry, session_id, row[0])
-    return Cursor(session_id=session_id, newest_first=False, position=int(row[1])).encode()
+    return CURSORS.encode(Cursor(session_id=session_id, newest_first=False, position=int(row[1])))
 
 
 async def context_of(

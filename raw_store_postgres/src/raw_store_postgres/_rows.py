@@ -8,8 +8,6 @@ or kind is ``store_too_new``; one that cannot be read is ``store_corrupt``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 import secrets
@@ -18,11 +16,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-import attrs
 from psycopg.rows import TupleRow
 
 from raw_core.errors import (
-    InvalidCursor,
     RequestNotFound,
     RequestNotPending,
     SessionExpired,
@@ -39,6 +35,7 @@ from raw_core.sessions.backend import (
     SessionState,
     ToolOutput,
 )
+from raw_core.sessions.cursors import CursorFormat
 from raw_core.sessions.messages import (
     MESSAGE_FORMAT,
     AssistantMessage,
@@ -71,9 +68,9 @@ from raw_store_postgres._schema import (
 )
 
 __all__ = [
+    "CURSORS",
     "Clock",
     "Connection",
-    "Cursor",
     "Expiry",
     "decode_entry",
     "decode_message",
@@ -181,58 +178,9 @@ class Expiry:
 
 # --- cursors -------------------------------------------------------------------------------
 
-_CURSOR_VERSION = "pg1"
-_END: Final = 2**62  # past every position of a session
-
-
-@attrs.frozen(kw_only=True)
-class Cursor:
-    """A page boundary: entries after ``position`` (oldest first) or before it (newest
-    first). URL-safe base64 of ``pg1:<f|b>:<position>:<session id>``; opaque to callers."""
-
-    session_id: str
-    newest_first: bool
-    position: int
-
-    def encode(self) -> str:
-        direction = "b" if self.newest_first else "f"
-        text = f"{_CURSOR_VERSION}:{direction}:{self.position}:{self.session_id}"
-        return base64.urlsafe_b64encode(text.encode("ascii")).decode("ascii").rstrip("=")
-
-    @classmethod
-    def decode(cls, text: str, *, session_id: str, newest_first: bool) -> Cursor:
-        """The cursor :meth:`encode` made for ``session_id`` in that order;
-        ``invalid_cursor`` for anything else."""
-        try:
-            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode("ascii")
-            version, direction, position_text, owner = raw.split(":")
-            position = int(position_text)
-        except (ValueError, binascii.Error, UnicodeDecodeError):
-            raise InvalidCursor(
-                "expected a cursor returned by a page of this session, found an unreadable string",
-                field="cursor",
-                session_id=session_id,
-            ) from None
-        if version != _CURSOR_VERSION or direction not in ("f", "b") or not 0 <= position <= _END:
-            raise InvalidCursor(
-                "expected a cursor returned by a page of this session, found an unknown form",
-                field="cursor",
-                session_id=session_id,
-            )
-        if owner != session_id:
-            raise InvalidCursor(
-                f"expected a cursor of session {session_id}, found one of session {owner}",
-                field="cursor",
-                session_id=session_id,
-            )
-        if (direction == "b") != newest_first:
-            order = "newest first" if direction == "b" else "oldest first"
-            raise InvalidCursor(
-                f"this cursor pages {order}; pass newest_first={direction == 'b'}",
-                field="cursor",
-                session_id=session_id,
-            )
-        return cls(session_id=owner, newest_first=newest_first, position=position)
+CURSORS: Final = CursorFormat("pg1", 2**62)
+"""This backend's cursors (:mod:`raw_core.sessions.cursors` is the codec): ``pg1``, a
+position past every entry of a session at 2**62."""
 
 
 # --- entries -------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         ToolOutput,
         new_request_id,
     )
+    from raw_core.sessions.cursors import Cursor, CursorFormat
     from raw_core.sessions.messages import (
         MESSAGE_FORMAT,
         AssistantMessage,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "Cursor": "raw_core.sessions.cursors",
+    "CursorFormat": "raw_core.sessions.cursors",
     "ApprovalAnswer": "raw_core.sessions.backend",
     "ApprovalEntry": "raw_core.sessions.backend",
     "AssistantMessage": "raw_core.sessions.messages",
@@ -99,6 +102,8 @@ __all__ = [
     "ApprovalEntry",
     "AssistantMessage",
     "ContentBlock",
+    "Cursor",
+    "CursorFormat",
     "DisplayEntry",
     "DisplayItem",
     "DisplayPage",

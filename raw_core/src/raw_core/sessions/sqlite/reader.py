@@ -17,10 +17,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from raw_core.errors import InvalidCursor
 from raw_core.sessions.backend import DisplayItem, DisplayPage, SessionInfo, SessionState
+from raw_core.sessions.cursors import Cursor
 from raw_core.sessions.messages import Message
-from raw_core.sessions.sqlite._cursor import Cursor
+from raw_core.sessions.sqlite._cursor import CURSORS
 from raw_core.sessions.sqlite._expiry import Expiry
 from raw_core.sessions.sqlite._rows import (
     PAGE_NEWEST_FIRST,
@@ -105,14 +105,7 @@ class SessionReader:
         if cursor is None:
             start = (1 << SEQ_BITS) if newest_first else 0
         else:
-            decoded = Cursor.decode(cursor, session_id=self._session_id)
-            if decoded.newest_first != newest_first:
-                order = "newest first" if decoded.newest_first else "oldest first"
-                raise InvalidCursor(
-                    f"this cursor pages {order}; pass newest_first={decoded.newest_first}",
-                    field="cursor",
-                    session_id=self._session_id,
-                )
+            decoded = CURSORS.decode(cursor, session_id=self._session_id, newest_first=newest_first)
             start = decoded.position
         with read_transaction(self._connection, self._path) as connection:
             low, high = seq_range(self._require(connection))
@@ -142,7 +135,7 @@ class SessionReader:
         )
         return DisplayPage(
             items=items,
-            next_cursor=None if next_cursor is None else next_cursor.encode(),
+            next_cursor=None if next_cursor is None else CURSORS.encode(next_cursor),
             has_more=has_more,
         )
 
@@ -152,7 +145,9 @@ class SessionReader:
         with read_transaction(self._connection, self._path) as connection:
             key = self._require(connection)
             last = last_seq(connection, key) - seq_range(key)[0]
-        return Cursor(session_id=self._session_id, newest_first=False, position=last).encode()
+        return CURSORS.encode(
+            Cursor(session_id=self._session_id, newest_first=False, position=last)
+        )
 
     def _state_row(self) -> tuple[str, str | None, str]:
         with sqlite_errors(self._path):
