@@ -46,9 +46,10 @@ def test_real_payloads_satisfy_the_documented_schemas(tmp_path: Path) -> None:
         async with App.open(
             tmp_path / "raw.json", host=PluginHost(), store_dir=tmp_path / "store", provider=model
         ) as app:
-            async with app.open_session() as session:
+            # Tools run in tmp_path: the test tool marks its runs in its working directory.
+            async with app.open_session(cwd=tmp_path) as session:
                 await session.run_turn("go")
-            await app.call_tool("agent/echo", {"text": "outside a session"})
+            await app.call_tool("agent/echo", {"text": "outside a session"}, cwd=tmp_path)
 
     anyio.run(main)
     payloads = [run["payload"] for run in runs(hook)]
