@@ -200,3 +200,43 @@ def missing_prerequisite(reason: str) -> NoReturn:
     if under_ci():
         pytest.fail(f"{reason} (a prerequisite: under CI a missing one fails the test)")
     pytest.skip(reason)
+
+
+# --- nothing a test does lands in the repository -------------------------------------------
+
+_REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def _untracked_files() -> set[str] | None:
+    """The files of the repository's working tree that git neither tracks nor ignores
+    (None outside a git checkout)."""
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(_REPOSITORY), "ls-files", "--others", "--exclude-standard"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return set(listed.stdout.splitlines())
+
+
+_UNTRACKED_AT_START: set[str] | None = None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _UNTRACKED_AT_START
+    _UNTRACKED_AT_START = _untracked_files()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a test wrote a file into the repository (a tool or hook run with
+    the working directory pytest started in, instead of its temporary folder)."""
+    before, after = _UNTRACKED_AT_START, _untracked_files()
+    if before is None or after is None:
+        return
+    left = sorted(after - before)
+    if left:
+        print(f"\nthe tests left files in the repository: {', '.join(left)}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
