@@ -29,12 +29,9 @@ from __future__ import annotations
 
 import inspect
 import logging
-import math
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
-
-import anyio
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
@@ -49,6 +46,7 @@ from raw_core.dispatch._support import (
     PolicyView,
     PreparedCall,
     check_sealed,
+    guard,
     wrap_middleware,
 )
 from raw_core.dispatch.finished import CallOutcome
@@ -221,13 +219,13 @@ class Dispatcher:
                     info,
                     verdict,
                     limit=self.hook_timeout,
-                    wait=lambda answer, limit: self._guard(signal, limit, answer),
+                    wait=lambda answer, limit: guard(signal, limit, answer),
                 )
                 check_sealed(sealed, arguments, effects, "a check hook")
             chosen = self._hooks_for("PreToolUse", tool.identity, arguments, effects)
             if chosen:
                 assert self.hooks is not None
-                verdict = await self._guard(
+                verdict = await guard(
                     signal,
                     None,
                     pre_tool_use(self.hooks, chosen, info, verdict, self._hook_context()),
@@ -242,7 +240,7 @@ class Dispatcher:
                 # The hooks see the result without its panel blocks; their lines and the
                 # result share what the panel note leaves of the cap.
                 room = self.max_output_bytes - len(self._note(panels).encode())
-                result = await self._guard(
+                result = await guard(
                     signal,
                     None,
                     post_tool_use(
@@ -389,7 +387,7 @@ class Dispatcher:
             reason=verdict.reason,
         )
         try:
-            approved = await self._guard(signal, None, self.approval(request))
+            approved = await guard(signal, None, self.approval(request))
         except (Cancelled, ApprovalUnavailable, ApprovalDenied):
             raise
         except Exception as exc:
@@ -438,7 +436,7 @@ class Dispatcher:
         for name, middleware in reversed(middlewares):
             invoke = wrap_middleware(middleware, name, info, invoke)
         try:
-            returned = await self._guard(signal, self.handler_timeout, invoke())
+            returned = await guard(signal, self.handler_timeout, invoke())
         except Timeout as error:
             stopped = stopped_batch(
                 error,
@@ -480,24 +478,3 @@ class Dispatcher:
         return ToolResult(
             status="ok", content=capped, full_content=blocks, effects=effects, truncated=truncated
         )
-
-    # --- cancellation and deadlines ------------------------------------------------------
-
-    @staticmethod
-    async def _guard(
-        signal: CancellationSignal, limit: float | None, awaitable: Awaitable[Any]
-    ) -> Any:
-        """Await ``awaitable``; stop it when ``signal`` fires or ``limit`` seconds pass."""
-        if signal.cancelled:
-            if inspect.iscoroutine(awaitable):
-                awaitable.close()
-            raise Cancelled(f"the call was cancelled ({signal.reason})")
-        deadline = anyio.current_time() + limit if limit is not None else math.inf
-        result: Any = None
-        with signal.cancel_scope(deadline) as scope:
-            result = await awaitable
-        if not scope.cancelled_caught:
-            return result
-        if signal.cancelled:
-            raise Cancelled(f"the call was cancelled ({signal.reason})")
-        raise Timeout(f"the call did not finish within {limit:g} s")

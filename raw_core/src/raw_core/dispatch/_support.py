@@ -4,11 +4,23 @@ the wrapper that names a failing call middleware's plug-in."""
 
 from __future__ import annotations
 
+import inspect
+import math
+from collections.abc import Awaitable
 from typing import Any, Final, Protocol
 
-from raw_core.errors import HandlerError, HookFailed, RawError
+import anyio
+
+from raw_core.errors import Cancelled, HandlerError, HookFailed, RawError, Timeout
 from raw_core.frozen import fingerprint
-from raw_core.tools.calls import CallInfo, CallNext, Middleware, ToolContext, Verdict
+from raw_core.tools.calls import (
+    CallInfo,
+    CallNext,
+    CancellationSignal,
+    Middleware,
+    ToolContext,
+    Verdict,
+)
 from raw_core.tools.loader import LoadedTool
 
 __all__ = [
@@ -18,6 +30,7 @@ __all__ = [
     "PolicyView",
     "PreparedCall",
     "check_sealed",
+    "guard",
     "wrap_middleware",
 ]
 
@@ -106,3 +119,20 @@ def wrap_middleware(middleware: Middleware, name: str, info: CallInfo, inner: Ca
             ) from exc
 
     return wrapped
+
+
+async def guard(signal: CancellationSignal, limit: float | None, awaitable: Awaitable[Any]) -> Any:
+    """Await ``awaitable``; stop it when ``signal`` fires or ``limit`` seconds pass."""
+    if signal.cancelled:
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise Cancelled(f"the call was cancelled ({signal.reason})")
+    deadline = anyio.current_time() + limit if limit is not None else math.inf
+    result: Any = None
+    with signal.cancel_scope(deadline) as scope:
+        result = await awaitable
+    if not scope.cancelled_caught:
+        return result
+    if signal.cancelled:
+        raise Cancelled(f"the call was cancelled ({signal.reason})")
+    raise Timeout(f"the call did not finish within {limit:g} s")

@@ -31,8 +31,6 @@ from typing import Any, Final, Protocol
 
 import anyio
 import attrs
-import jsonpatch
-import jsonpointer
 
 from raw_core.errors import (
     PanelClosedContext,
@@ -46,9 +44,13 @@ from raw_core.errors import (
     PanelUnknown,
 )
 from raw_core.frozen import freeze
-from raw_core.sessions.backend import PanelKey, PanelSource, PanelUpdate, document_json
+from raw_core.sessions.backend import PanelKey, PanelSource, PanelUpdate
 from raw_core.tools.manifest import PanelDeclaration
-from raw_core.tools.panel_blocks import check_document
+from raw_core.tools.panel_updates import (
+    checked_body,
+    patched_text,
+    split_name,
+)
 
 __all__ = [
     "MAX_RECORDED_REJECTIONS",
@@ -70,21 +72,6 @@ MAX_RECORDED_REJECTIONS: Final = 200
 (or, in a result block, counted in the model's note)."""
 MAX_REJECTION_LINES: Final = 16
 
-_BODY_KEYS: Final = {
-    "replace": ({"op", "document"}, frozenset[str]()),
-    "patch": ({"op", "patch"}, frozenset({"revision"})),
-    "close": ({"op"}, frozenset[str]()),
-}
-_PATCH_FAILURES: Final = (
-    jsonpatch.JsonPatchException,
-    jsonpointer.JsonPointerException,
-    TypeError,
-    KeyError,
-    IndexError,
-    ValueError,
-    AttributeError,
-)
-
 
 class PanelRecorder(Protocol):
     """Where a board's updates go (the session: its display history and front end)."""
@@ -104,81 +91,6 @@ class PanelView:
     revision: int
     document: Any
     closed: bool
-
-
-def split_name(name: str) -> tuple[str | None, str]:
-    """``(identity, panel id)`` of a panel name: ``"todo"`` -> ``(None, "todo")``,
-    ``"builtin/todo:todo"`` -> ``("builtin/todo", "todo")`` (identities hold no ``:``)."""
-    owner, colon, panel = name.rpartition(":")
-    return (owner, panel) if colon else (None, name)
-
-
-def _text_size(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
-
-
-def _checked_text(document: Any) -> str:
-    """A document's JSON text, once it is checked against the catalog and the size limit."""
-    try:
-        text = document_json(document)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise PanelInvalid(f"the document is not JSON: {exc}", field="$.document") from None
-    check_document(json.loads(text), size=_text_size(text))
-    return text
-
-
-def _detached(body: Any) -> dict[str, Any]:
-    """``body`` with its keys checked and its values detached: a ``replace`` carries the
-    document's checked JSON text as ``document_text``; ``panel_invalid`` otherwise."""
-    if not isinstance(body, Mapping):
-        raise PanelInvalid(
-            f'an update is an object {{"op", ...}}, found {type(body).__name__}', field="$"
-        )
-    op = body.get("op")
-    if op not in _BODY_KEYS:
-        found = json.dumps(op, default=repr) if op is not None else "none"
-        raise PanelInvalid(
-            f'"op" must be "replace", "patch" or "close", found {found}', field="$.op"
-        )
-    required, optional = _BODY_KEYS[op]
-    missing = sorted(required - set(body))
-    unknown = sorted(str(key) for key in set(body) - required - optional)
-    if missing or unknown:
-        parts = [f"missing {json.dumps(missing)}"] if missing else []
-        parts += [f"unknown {json.dumps(unknown)}"] if unknown else []
-        raise PanelInvalid(
-            f"a {op} update has the keys {json.dumps(sorted(required | optional))};"
-            f" found {', '.join(parts)}",
-            field="$",
-        )
-    if op == "replace":
-        return {"op": op, "document_text": _checked_text(body["document"])}
-    if op == "close":
-        return {"op": op}
-    try:
-        patch = json.loads(document_json(body["patch"]))
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise PanelInvalid(f"the patch is not JSON: {exc}", field="$.patch") from None
-    if not isinstance(patch, list) or not all(
-        isinstance(step, dict) and isinstance(step.get("op"), str) for step in patch
-    ):
-        raise PanelInvalid(
-            'a patch is an RFC 6902 JSON Patch: a list of {"op", "path", ...}',
-            field="$.patch",
-        )
-    revision = body.get("revision")
-    if revision is not None and (type(revision) is not int or revision < 1):
-        raise PanelInvalid("revision must be a positive integer", field="$.revision")
-    return {"op": op, "patch": patch, "revision": revision}
-
-
-def _patched(document: Any, patch: list[Any]) -> str:
-    """The checked JSON text of ``document`` (a fresh copy) once ``patch`` is applied."""
-    try:
-        patched = jsonpatch.apply_patch(document, patch, in_place=True)
-    except _PATCH_FAILURES as exc:
-        raise PanelInvalid(f"the patch cannot be applied: {exc}", field="$.patch") from None
-    return _checked_text(patched)
 
 
 class PanelBoard:
@@ -257,7 +169,7 @@ class PanelBoard:
                         expected=expected,
                         revision=current.revision,
                     )
-                text = _patched(current.document, body["patch"])
+                text = patched_text(current.document, body["patch"])
             else:
                 text = None
             update = PanelUpdate(
@@ -435,7 +347,7 @@ class CallPanels:
             update = await self._board.apply(
                 identity=self._identity,
                 declaration=declaration,
-                body=_detached(body),
+                body=checked_body(body),
                 tool_call_id=self._tool_call_id,
                 source=source,
             )
