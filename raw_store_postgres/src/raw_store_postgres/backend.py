@@ -15,6 +15,10 @@ Connections, and what each is for:
 Everything is asynchronous on the event loop (psycopg's async API needs anyio's asyncio
 backend); nothing blocks it. Every commit is durable when it returns (the server's
 ``synchronous_commit``), so :meth:`PostgresWriter.end_turn` has nothing to do.
+
+Why one module over 500 lines: it is one class, the protocol's operations on the pool;
+the SQL is in ``_queries``, rows in ``_rows``, locks in ``_lock`` and wake-ups in
+``_wakeups``.
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ it, so splitting the class would hand that state around between modules. What ha
 share in it lives apart: the streamed draft and the transcript records in
 :mod:`raw_core.runtime._transcript`, the :class:`~raw_core.runtime.Runtime` that opens
 sessions in :mod:`raw_core.runtime._runtime`.
+
+Why one module over 500 lines: it holds one thing, the turn's sequence — stream, commit,
+run the calls, commit, repeat — whose steps share one session's state and cancel scope;
+its pure parts already live apart (``_transcript``, ``_runtime``, ``_hooks``, ``panels``).
 """
 
 from __future__ import annotations
