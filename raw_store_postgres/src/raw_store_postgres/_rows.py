@@ -27,13 +27,9 @@ from raw_core.errors import (
     StoreTooNew,
 )
 from raw_core.sessions.backend import (
-    ApprovalEntry,
-    ModelOnly,
-    PanelUpdate,
     PendingRequest,
     SessionInfo,
     SessionState,
-    ToolOutput,
 )
 from raw_core.sessions.cursors import CursorFormat
 from raw_core.sessions.messages import (
@@ -42,17 +38,14 @@ from raw_core.sessions.messages import (
     Message,
     ToolResultMessage,
     UserMessage,
-    dumps_message,
     loads_message,
 )
 from raw_core.sessions.sqlite.entries import (
     ENTRY_FORMAT,
     REQUEST_STATES,
     answer_from_dict,
-    dumps_approval,
     dumps_json,
-    dumps_panel,
-    dumps_tool_output,
+    encode_entry,
     loads_approval,
     loads_panel,
     loads_tool_output,
@@ -61,7 +54,6 @@ from raw_store_postgres._errors import BACKEND
 from raw_store_postgres._schema import (
     KIND_APPROVAL,
     KIND_MESSAGE,
-    KIND_MODEL_ONLY,
     KIND_PANEL,
     KIND_TOOL_OUTPUT,
     Connection,
@@ -184,29 +176,6 @@ position past every entry of a session at 2**62."""
 
 
 # --- entries -------------------------------------------------------------------------------
-
-
-def encode_entry(entry: Any) -> tuple[int, int, str]:
-    """``(kind, format, body)`` of the row an entry becomes; ``TypeError`` for anything
-    that is not one, ``ValueError`` for tool output past the cap."""
-    if isinstance(entry, _MESSAGES):
-        return KIND_MESSAGE, MESSAGE_FORMAT, dumps_message(entry)
-    if isinstance(entry, ModelOnly):
-        if not isinstance(entry.message, _MESSAGES):
-            raise TypeError(
-                f"expected a message in ModelOnly, found {type(entry.message).__name__}"
-            )
-        return KIND_MODEL_ONLY, MESSAGE_FORMAT, dumps_message(entry.message)
-    if isinstance(entry, ToolOutput):
-        return KIND_TOOL_OUTPUT, ENTRY_FORMAT, dumps_tool_output(entry)
-    if isinstance(entry, ApprovalEntry):
-        return KIND_APPROVAL, ENTRY_FORMAT, dumps_approval(entry)
-    if isinstance(entry, PanelUpdate):
-        return KIND_PANEL, ENTRY_FORMAT, dumps_panel(entry)
-    raise TypeError(
-        "expected a message, ModelOnly, ToolOutput, ApprovalEntry or PanelUpdate, found"
-        f" {type(entry).__name__}"
-    )
 
 
 def _too_new(session_id: str, what: str, found: str, reads: str) -> StoreTooNew:

@@ -29,6 +29,7 @@ from raw_core.sessions.backend import (
     MAX_TOOL_OUTPUT_BYTES,
     ApprovalAnswer,
     ApprovalEntry,
+    ModelOnly,
     PanelUpdate,
     RequestState,
     ToolOutput,
@@ -42,6 +43,20 @@ from raw_core.sessions.blocks import (
     block_from_dict,
     block_to_dict,
 )
+from raw_core.sessions.messages import (
+    MESSAGE_FORMAT,
+    AssistantMessage,
+    ToolResultMessage,
+    UserMessage,
+    dumps_message,
+)
+from raw_core.sessions.sqlite._schema import (
+    KIND_APPROVAL,
+    KIND_MESSAGE,
+    KIND_MODEL_ONLY,
+    KIND_PANEL,
+    KIND_TOOL_OUTPUT,
+)
 
 __all__ = [
     "ENTRY_FORMAT",
@@ -51,6 +66,7 @@ __all__ = [
     "dumps_json",
     "dumps_panel",
     "dumps_tool_output",
+    "encode_entry",
     "loads_approval",
     "loads_panel",
     "loads_tool_output",
@@ -316,3 +332,32 @@ def _request_state(value: str) -> RequestState:
     if value not in REQUEST_STATES:
         raise ValueError(f"expected one of {sorted(REQUEST_STATES)}, found {value!r}")
     return value  # type: ignore[return-value]
+
+
+# --- the display row an entry becomes ----------------------------------------------------
+
+_MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage)
+
+
+def encode_entry(entry: Any) -> tuple[int, int, str]:
+    """``(kind, format, body)`` of the display row an entry becomes: the kinds and bodies
+    every backend that keeps raw's rows stores (the PostgreSQL one too). ``TypeError`` for
+    anything that is not an entry, ``ValueError`` for tool output past the cap."""
+    if isinstance(entry, _MESSAGES):
+        return KIND_MESSAGE, MESSAGE_FORMAT, dumps_message(entry)
+    if isinstance(entry, ModelOnly):
+        if not isinstance(entry.message, _MESSAGES):
+            raise TypeError(
+                f"expected a message in ModelOnly, found {type(entry.message).__name__}"
+            )
+        return KIND_MODEL_ONLY, MESSAGE_FORMAT, dumps_message(entry.message)
+    if isinstance(entry, ToolOutput):
+        return KIND_TOOL_OUTPUT, ENTRY_FORMAT, dumps_tool_output(entry)
+    if isinstance(entry, ApprovalEntry):
+        return KIND_APPROVAL, ENTRY_FORMAT, dumps_approval(entry)
+    if isinstance(entry, PanelUpdate):
+        return KIND_PANEL, ENTRY_FORMAT, dumps_panel(entry)
+    raise TypeError(
+        "expected a message, ModelOnly, ToolOutput, ApprovalEntry or PanelUpdate, found"
+        f" {type(entry).__name__}"
+    )

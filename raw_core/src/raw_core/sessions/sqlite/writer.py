@@ -44,22 +44,13 @@ from raw_core.sessions.sqlite._durability import WalName, end_turn_sync
 from raw_core.sessions.sqlite._lock import SessionLock
 from raw_core.sessions.sqlite._rows import context_rows, decode_message, not_found, now_ms
 from raw_core.sessions.sqlite._schema import (
-    KIND_APPROVAL,
     KIND_MESSAGE,
-    KIND_MODEL_ONLY,
-    KIND_PANEL,
-    KIND_TOOL_OUTPUT,
     SEQ_BITS,
     seq_range,
 )
 from raw_core.sessions.sqlite._sqlite import sqlite_errors, write_transaction
 from raw_core.sessions.sqlite._state import typed_state_text
-from raw_core.sessions.sqlite.entries import (
-    ENTRY_FORMAT,
-    dumps_approval,
-    dumps_panel,
-    dumps_tool_output,
-)
+from raw_core.sessions.sqlite.entries import encode_entry
 from raw_core.sessions.sqlite.reader import SessionReader
 
 __all__ = ["SessionWriter"]
@@ -67,28 +58,6 @@ __all__ = ["SessionWriter"]
 _TOUCH_RESOLUTION_MS = 1000
 _INSERT_DISPLAY = "INSERT INTO display (seq, created_at, kind, format, body) VALUES (?, ?, ?, ?, ?)"
 _MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage)
-
-
-def _encode(entry: Any) -> tuple[int, int, str]:
-    """``(kind, format, body)`` of the display row an entry becomes."""
-    if isinstance(entry, _MESSAGES):
-        return KIND_MESSAGE, MESSAGE_FORMAT, dumps_message(entry)
-    if isinstance(entry, ModelOnly):
-        if not isinstance(entry.message, _MESSAGES):
-            raise TypeError(
-                f"expected a message in ModelOnly, found {type(entry.message).__name__}"
-            )
-        return KIND_MODEL_ONLY, MESSAGE_FORMAT, dumps_message(entry.message)
-    if isinstance(entry, ToolOutput):
-        return KIND_TOOL_OUTPUT, ENTRY_FORMAT, dumps_tool_output(entry)
-    if isinstance(entry, ApprovalEntry):
-        return KIND_APPROVAL, ENTRY_FORMAT, dumps_approval(entry)
-    if isinstance(entry, PanelUpdate):
-        return KIND_PANEL, ENTRY_FORMAT, dumps_panel(entry)
-    raise TypeError(
-        "expected a message, ModelOnly, ToolOutput, ApprovalEntry or PanelUpdate, found"
-        f" {type(entry).__name__}"
-    )
 
 
 class SessionWriter(SessionReader):
@@ -156,7 +125,7 @@ class SessionWriter(SessionReader):
         rows = [
             (KIND_MESSAGE, MESSAGE_FORMAT, dumps_message(entry))
             if isinstance(entry, _MESSAGES)  # the hot path: a message, no further dispatch
-            else _encode(entry)
+            else encode_entry(entry)
             for entry in entries
         ]
         if not rows:
