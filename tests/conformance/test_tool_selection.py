@@ -13,6 +13,7 @@ from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.errors import (
     ConfigInvalid,
+    RawError,
     ToolNameConflict,
     ToolNotFound,
     ToolSelectedTwice,
@@ -155,12 +156,19 @@ def test_the_same_folder_cannot_be_selected_under_two_identities(
         select(workspace, ["agent/one", "local/one"])
 
 
-@pytest.mark.parametrize("identity", ["mcp/search/find", "pkg/acme/tools/grep"])
-def test_mcp_and_pkg_sources_are_not_available_yet(workspace: Path, identity: str) -> None:
+def test_the_mcp_source_is_not_available_without_its_plugin(workspace: Path) -> None:
     with pytest.raises(ToolSourceUnavailable) as caught:
-        select(workspace, [identity])
+        select(workspace, ["mcp/search/find"])
     assert caught.value.code == "tool_source_unavailable"
     assert caught.value.field == "$.agents.coder.tools.use[0]"
+
+
+def test_a_pkg_alias_resolves_through_the_index_beside_the_config_file(workspace: Path) -> None:
+    with pytest.raises(RawError) as caught:
+        select(workspace, ["pkg/acme/tools/grep"])
+    assert caught.value.code == "tool_not_found"
+    assert caught.value.field == "$.agents.coder.tools.use[0]"
+    assert caught.value.context["path"] == str(workspace / "project" / "raw-packages.json")
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,13 @@ Bottom to top:
    (they import nothing of raw above the foundation, and the plug-in host registers
    session backends);
 3. ``config``; 4. ``tools`` (the tool contract: manifests, loading, the call records,
-   results, sources, the registry); 5. ``providers`` (the model-provider contract, and the
-   scripted and replay providers); 6. ``policy``; 7. ``plugins``; 8. ``hooks`` (command
-   hooks: folders, subscriptions, running them); 9. ``dispatch``; 10. ``agent``;
-   11. ``runtime``; 12. ``app``; 13. ``demo`` (files only); 14. the facade
-   (``raw_core/__init__.py``, which re-exports every layer); 15. ``cli`` (and
-   ``__main__``).
+   results, sources, the registry); 5. ``packages`` (the package store, install, and the
+   ``pkg/`` source, which the agent layer hands to the tools' session sources);
+   6. ``providers`` (the model-provider contract, and the scripted and replay providers);
+   7. ``policy``; 8. ``plugins``; 9. ``hooks`` (command hooks: folders, subscriptions,
+   running them); 10. ``dispatch``; 11. ``agent``; 12. ``runtime``; 13. ``app``;
+   14. ``demo`` (files only); 15. the facade (``raw_core/__init__.py``, which re-exports
+   every layer); 16. ``cli`` (and ``__main__``).
 
 Every import counts: at module level, inside a function, and under ``TYPE_CHECKING`` (a
 type-only import still ties the layers: the lower one cannot be read, typed or moved
@@ -43,6 +44,7 @@ LAYERS = (
     "sessions",
     "config",
     "tools",
+    "packages",
     "providers",
     "policy",
     "plugins",

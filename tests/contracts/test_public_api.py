@@ -48,6 +48,7 @@ PACKAGES = [
     "raw_core.agent.variables",
     "raw_core.config.discovery",
     "raw_core.runtime.models",
+    "raw_core.packages",
 ]
 
 
@@ -184,6 +185,14 @@ FACADE = frozenset(
         "thaw",
         "user_hooks_dir",
         "user_tools_dir",
+        "PackageManifest",
+        "PackageSource",
+        "PackageStore",
+        "gc_packages",
+        "install_package",
+        "list_packages",
+        "remove_package",
+        "show_package",
     }
 )
 

@@ -95,8 +95,8 @@ def test_list_prints_what_the_model_receives_in_order() -> None:
         ),
         pytest.param(
             '{"agents": {"a": {"tools": {"use": ["pkg/s/tools/t"]}}}}',
-            "tool_source_unavailable",
-            id="source-unavailable",
+            "tool_not_found",
+            id="package-not-installed",
         ),
         pytest.param(
             '{"agents": {"a": {"tools": {"use": ["mcp/s/t"]}}}}',

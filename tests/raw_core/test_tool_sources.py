@@ -285,15 +285,17 @@ def test_load_agent_uses_a_plugin_source_that_can_load_synchronously(
 
 
 @pytest.mark.parametrize("prefix", ["mcp", "pkg"])
-async def test_mcp_and_pkg_are_unavailable_until_a_plugin_serves_them(
+async def test_mcp_is_unavailable_and_pkg_finds_no_package_until_a_plugin_serves_them(
     host: PluginHost, prefix: str, tmp_path: Path, make_tool: MakeTool
 ) -> None:
     identity = "mcp/github/search" if prefix == "mcp" else "pkg/tools1/tools/search"
-    with pytest.raises(ToolSourceUnavailable) as caught:
+    # raw serves pkg/ itself, from the index beside the config file: there is none here.
+    refused = ToolSourceUnavailable if prefix == "mcp" else ToolNotFound
+    with pytest.raises(refused) as caught:
         async with open_agent(config_for([identity]), host=host):
             pass
     assert caught.value.field == "$.agents.coder.tools.use[0]"
-    with pytest.raises(ToolSourceUnavailable):
+    with pytest.raises(refused):
         load_agent(config_for([identity]), host=host)
 
     class Served:

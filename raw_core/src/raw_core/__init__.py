@@ -34,6 +34,16 @@ if TYPE_CHECKING:
     from raw_core.errors import RawError
     from raw_core.frozen import FrozenDict, freeze, thaw
     from raw_core.hooks import LoadedHook, load_hook, user_hooks_dir
+    from raw_core.packages import (
+        PackageManifest,
+        PackageSource,
+        PackageStore,
+        gc_packages,
+        install_package,
+        list_packages,
+        remove_package,
+        show_package,
+    )
     from raw_core.plugins import PluginHost, ToolFolder
     from raw_core.plugins.hookspecs import hookimpl, implements
     from raw_core.policy import Decision, Policy
@@ -77,6 +87,14 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "PackageManifest": "raw_core.packages",
+    "PackageSource": "raw_core.packages",
+    "PackageStore": "raw_core.packages",
+    "gc_packages": "raw_core.packages",
+    "install_package": "raw_core.packages",
+    "list_packages": "raw_core.packages",
+    "remove_package": "raw_core.packages",
+    "show_package": "raw_core.packages",
     "implements": "raw_core.plugins.hookspecs",
     "CallNext": "raw_core.tools.calls",
     "CheckAnswer": "raw_core.tools.calls",
@@ -198,6 +216,9 @@ __all__ = [
     "ModelConfig",
     "ModelRequest",
     "ModelTool",
+    "PackageManifest",
+    "PackageSource",
+    "PackageStore",
     "PanelAction",
     "PanelActionResult",
     "PanelDeclaration",
@@ -245,8 +266,11 @@ __all__ = [
     "__version__",
     "find_config",
     "freeze",
+    "gc_packages",
     "hookimpl",
     "implements",
+    "install_package",
+    "list_packages",
     "load_agent",
     "load_config",
     "load_hook",
@@ -254,6 +278,8 @@ __all__ = [
     "parse_config",
     "parse_identity",
     "parse_manifest",
+    "remove_package",
+    "show_package",
     "thaw",
     "user_hooks_dir",
     "user_tools_dir",

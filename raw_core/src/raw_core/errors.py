@@ -14,6 +14,13 @@ The tree::
     │   ├── ToolNameConflict          tool_name_conflict
     │   ├── ToolSelectedTwice         tool_selected_twice
     │   └── McpServerFailed           mcp_server_failed
+    ├── PackageError                  a package cannot be installed, found or used
+    │   ├── PackageInvalid            package_invalid
+    │   ├── PackageUnsafe             package_unsafe
+    │   ├── PackageNotFound           package_not_found
+    │   ├── PackageAliasTaken         package_alias_taken
+    │   ├── PackageDamaged            package_damaged
+    │   └── PackageIndexInvalid       package_index_invalid
     ├── ConfigError                   a config file cannot be used
     │   ├── ConfigNotFound            config_not_found
     │   ├── ConfigInvalid             config_invalid
@@ -123,6 +130,13 @@ __all__ = [
     "MaxStepsReached",
     "McpServerFailed",
     "McpToolChanged",
+    "PackageAliasTaken",
+    "PackageDamaged",
+    "PackageError",
+    "PackageIndexInvalid",
+    "PackageInvalid",
+    "PackageNotFound",
+    "PackageUnsafe",
     "PanelClosedContext",
     "PanelError",
     "PanelInvalid",
@@ -290,6 +304,56 @@ class McpServerFailed(SelectionError):
     with this error (the next call starts the server again, once)."""
 
     code = "mcp_server_failed"
+
+
+# --- packages --------------------------------------------------------------------------
+
+
+class PackageError(RawError):
+    """A package cannot be installed, found or used (``raw pkg``, ``pkg/`` identities)."""
+
+    code = "package_error"
+
+
+class PackageInvalid(PackageError):
+    """The source is no package: not a folder or tar archive, ``raw-package.json`` missing
+    or breaking a rule (``field`` is its JSON path), or an exported tool folder that the
+    loader's rules refuse."""
+
+    code = "package_invalid"
+
+
+class PackageUnsafe(PackageError):
+    """An archive member or folder entry raw refuses to unpack: an absolute name, ``..``,
+    a link leading outside, a device or FIFO, or more members or bytes than the limits."""
+
+    code = "package_unsafe"
+
+
+class PackageNotFound(PackageError):
+    """``raw pkg show`` or ``remove``: no package is installed under the alias in the index
+    beside the config file. (A ``pkg/`` identity naming such an alias is
+    ``tool_not_found``, as every identity a source does not have.)"""
+
+    code = "package_not_found"
+
+
+class PackageAliasTaken(PackageError):
+    """The alias already names other content in the index; ``--force`` replaces it."""
+
+    code = "package_alias_taken"
+
+
+class PackageDamaged(PackageError):
+    """A store entry's files no longer match its hash (changed or removed)."""
+
+    code = "package_damaged"
+
+
+class PackageIndexInvalid(PackageError):
+    """``raw-packages.json`` (or raw's list of indexes) is not a file raw wrote."""
+
+    code = "package_index_invalid"
 
 
 # --- config ----------------------------------------------------------------------------

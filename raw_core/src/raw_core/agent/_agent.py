@@ -24,6 +24,7 @@ from raw_core.agent.variables import VarService
 from raw_core.config import AgentConfig, Config
 from raw_core.dispatch import Dispatcher
 from raw_core.hooks import HookSet, credential_names, load_hooks
+from raw_core.packages.source import PackageSource
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
 from raw_core.tools.calls import ApprovalCallback, SkillReader
@@ -194,6 +195,7 @@ def _sources(
         loader=loader or ToolLoader(),
         local_dir=local_dir if local_dir is not None else user_tools_dir(),
         tasks=tasks,
+        own={"pkg": PackageSource.for_config},
     )
 
 

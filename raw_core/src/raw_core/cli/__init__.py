@@ -25,6 +25,7 @@ from raw_core.cli.demo import demo as demo_command
 from raw_core.cli.fork import fork as fork_command
 from raw_core.cli.hooks import hooks as hooks_group
 from raw_core.cli.models import models as models_group
+from raw_core.cli.pkg import pkg as pkg_group
 from raw_core.cli.policy import policy as policy_group
 from raw_core.cli.run import chat as chat_command
 from raw_core.cli.run import run as run_command
@@ -60,6 +61,7 @@ cli.add_command(hooks_group)
 cli.add_command(policy_group)
 cli.add_command(config_group)
 cli.add_command(models_group)
+cli.add_command(pkg_group)
 cli.add_command(run_command)
 cli.add_command(chat_command)
 cli.add_command(sessions_group)

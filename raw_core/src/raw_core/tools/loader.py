@@ -84,6 +84,19 @@ class _CachedModule:
 T = TypeVar("T")
 
 
+@attrs.frozen(kw_only=True, eq=False)
+class _Checked:
+    """A tool folder that passed every rule checked before its entry module is imported."""
+
+    folder: Path
+    real_folder: Path
+    manifest: ToolManifest
+    entry: Path
+    input_validator: SchemaValidator
+    effects_validator: SchemaValidator | None
+    warnings: tuple[str, ...]
+
+
 class ToolLoader:
     """Loads tool folders; owns a cache of imported entry modules.
 
@@ -122,7 +135,37 @@ class ToolLoader:
                 _name_the_tool(exc, Path(os.path.abspath(folder)), identity)
                 raise
 
+    def check(
+        self, folder: Path, *, identity: str | None = None, root: Path | None = None
+    ) -> ToolManifest:
+        """Check the tool in ``folder`` by every rule that needs no import — paths,
+        ``tool.json``, both schemas, the entry file — and return its manifest. Nothing in
+        the folder runs (what ``raw pkg install`` checks an exported tool folder with)."""
+        try:
+            return self._checked(folder, identity=identity, root=root).manifest
+        except ManifestError as exc:
+            _name_the_tool(exc, Path(os.path.abspath(folder)), identity)
+            raise
+
     def _load(self, folder: Path, *, identity: str | None, root: Path | None) -> LoadedTool:
+        checked = self._checked(folder, identity=identity, root=root)
+        manifest = checked.manifest
+        label = identity or str(folder)
+        module = self._import(checked.entry, manifest, label)
+        handler, validate_args, describe_effects = _exports(module, manifest, label, checked.entry)
+        return LoadedTool(
+            identity=identity or f"local/{checked.folder.name}",
+            folder=checked.real_folder,
+            manifest=manifest,
+            handler=handler,
+            validate_args=validate_args,
+            describe_effects=describe_effects,
+            input_validator=checked.input_validator,
+            effects_validator=checked.effects_validator,
+            warnings=checked.warnings,
+        )
+
+    def _checked(self, folder: Path, *, identity: str | None, root: Path | None) -> _Checked:
         folder = Path(os.path.abspath(folder))
         label = identity or str(folder)
         real_folder = self._check_folder(folder, root, label)
@@ -168,15 +211,11 @@ class ToolLoader:
             else None
         )
         entry_path = self._check_entry(folder, real_folder, manifest, label)
-        module = self._import(entry_path, manifest, label)
-        handler, validate_args, describe_effects = _exports(module, manifest, label, entry_path)
-        return LoadedTool(
-            identity=identity or f"local/{folder.name}",
-            folder=real_folder,
+        return _Checked(
+            folder=folder,
+            real_folder=real_folder,
             manifest=manifest,
-            handler=handler,
-            validate_args=validate_args,
-            describe_effects=describe_effects,
+            entry=entry_path,
             input_validator=input_validator,
             effects_validator=effects_validator,
             warnings=tuple(found_warnings),

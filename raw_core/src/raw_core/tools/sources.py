@@ -9,8 +9,10 @@ Every identity's first segment names its source. raw serves three kinds itself:
 
 Any other prefix is served by a source a plug-in registers with
 ``raw_register_tool_sources`` (a :class:`ToolSourceRecord`). Of the reserved prefixes only
-``mcp`` and ``pkg`` may be served that way: their sources ship in their own distributions,
-and without one an ``mcp/`` or ``pkg/`` identity is ``tool_source_unavailable``.
+``mcp`` and ``pkg`` may be served that way. ``mcp``'s source ships in its own distribution;
+``pkg``'s is raw's own package source, which lives in a layer above this one and is handed
+in by the agent layer (``own``), a plug-in's ``pkg`` source taking its place. Without a
+source an ``mcp/`` or ``pkg/`` identity is ``tool_source_unavailable``.
 
 A source lives for one session: it is built by its record's factory, opened before the
 first identity is resolved, and closed when the session ends (:func:`raw_core.agent.open_agent`
@@ -265,6 +267,9 @@ class SessionSources:
     """The sources of one session, built on first use of their prefix, opened and closed
     together.
 
+    ``own`` maps a reserved prefix to the factory of raw's own source for it (``pkg``), used
+    when no plug-in registers a source for that prefix.
+
     :meth:`source` builds (and caches) the source of a prefix; :meth:`load` is the
     synchronous path; :meth:`open`, :meth:`resolve` and :meth:`aclose` the async one.
     """
@@ -277,8 +282,10 @@ class SessionSources:
         loader: ToolLoader,
         local_dir: Path,
         tasks: TaskGroup | None = None,
+        own: Mapping[str, Callable[[Config, ToolLoader], ToolSource]] | None = None,
     ) -> None:
         self._config = config
+        self._own = dict(own or {})
         self._host = host
         self._loader = loader
         self._local_dir = local_dir
@@ -315,6 +322,9 @@ class SessionSources:
         tools = folders.get(prefix)
         if tools is not None:
             return PluginFolderSource(prefix, tools, loader=self._loader)
+        own = self._own.get(prefix)
+        if own is not None:
+            return own(self._config, self._loader)
         if prefix in _UNSERVED:
             distribution = _INSTALL.get(prefix)
             hint = f" (install {distribution}: pip install {distribution})" if distribution else ""

@@ -1,0 +1,206 @@
+"""Unpacking a package source — a folder or a tar archive — into a staging folder.
+
+Every member is checked by raw itself before anything is written: no absolute name, no
+``..``, no member under a link, no link or hard link leading outside, no device, FIFO or
+other special member, no name twice, and at most :data:`MAX_MEMBERS` members and
+:data:`MAX_BYTES` bytes as the archive declares them (counted while reading the headers,
+so an archive bomb is refused before it is inflated). Only then are the members extracted,
+with the standard library's ``data`` filter as a second line of defence.
+
+This module imports :mod:`tarfile` and the decompressors: it is imported only by install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import lzma
+import os
+import posixpath
+import shutil
+import stat
+import tarfile
+import zlib
+from pathlib import Path
+from typing import Final
+
+import attrs
+
+from raw_core.errors import PackageInvalid, PackageUnsafe
+
+__all__ = ["MAX_BYTES", "MAX_MEMBERS", "Limits", "copy_folder", "file_digest", "unpack_archive"]
+
+MAX_MEMBERS: Final = 10_000
+MAX_BYTES: Final = 256 * 1024 * 1024
+_ARCHIVE_ERRORS: Final = (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError)
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    """How many members, and how many unpacked bytes, one package may hold."""
+
+    members: int = MAX_MEMBERS
+    bytes: int = MAX_BYTES
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 (hex) of a file's bytes: an archive's digest in the index."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _clean_name(name: str, where: str) -> str:
+    """A member's name as a relative path inside the package; refuses absolute names and
+    ``..`` (a ``./`` prefix and a trailing ``/`` are fine)."""
+    if name.startswith("/") or "\0" in name:
+        raise PackageUnsafe(f"{where}: member {name!r} has an absolute name", path=where)
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise PackageUnsafe(f"{where}: member {name!r} leads outside with ..", path=where)
+    return "/".join(parts)
+
+
+def _inside(base: str, target: str) -> bool:
+    """Whether relative ``target``, read from folder ``base`` of the package, stays in it."""
+    if target.startswith("/"):
+        return False
+    joined = posixpath.normpath(posixpath.join(base, target))
+    return joined != ".." and not joined.startswith("../") and not joined.startswith("/")
+
+
+class _Checker:
+    """The checks on one source's members, in the order they come."""
+
+    def __init__(self, where: str, limits: Limits) -> None:
+        self.where = where
+        self.limits = limits
+        self.count = 0
+        self.size = 0
+        self.files: set[str] = set()
+        self.links: set[str] = set()
+        self.seen: set[str] = set()
+
+    def refuse(self, message: str) -> PackageUnsafe:
+        return PackageUnsafe(f"{self.where}: {message}", path=self.where)
+
+    def member(self, name: str, *, size: int = 0, is_dir: bool = False) -> None:
+        self.count += 1
+        if self.count > self.limits.members:
+            raise self.refuse(f"more than {self.limits.members} members")
+        self.size += size
+        if self.size > self.limits.bytes:
+            raise self.refuse(f"more than {self.limits.bytes} bytes unpacked")
+        parts = name.split("/")
+        for depth in range(1, len(parts)):
+            if "/".join(parts[:depth]) in self.links:
+                raise self.refuse(f"member {name!r} lies under a link")
+        if name in self.seen and not is_dir:
+            raise self.refuse(f"member {name!r} appears twice")
+        self.seen.add(name)
+
+    def link(self, name: str, target: str) -> None:
+        if not _inside(posixpath.dirname(name), target):
+            raise self.refuse(f"member {name!r} is a link to {target!r}, outside the package")
+        self.links.add(name)
+
+
+def unpack_archive(source: Path, dest: Path, limits: Limits | None = None) -> None:
+    """Check every member of the tar archive ``source`` (plain, gzip, bzip2 or xz), then
+    extract them into the empty folder ``dest``. Raises ``package_unsafe`` for a refused
+    member and ``package_invalid`` for a file that is no readable tar archive."""
+    where = str(source)
+    checker = _Checker(where, limits or Limits())
+    try:
+        with tarfile.open(source, "r:*") as archive:
+            members: list[tarfile.TarInfo] = []
+            while (member := archive.next()) is not None:
+                members.append(_check_member(member, checker))
+            archive.extractall(dest, members=members, filter="data")
+    except (PackageUnsafe, PackageInvalid):
+        raise
+    except tarfile.FilterError as exc:  # the second line held where the first did not
+        raise checker.refuse(f"the standard library's data filter refused it: {exc}") from None
+    except _ARCHIVE_ERRORS as exc:
+        raise PackageInvalid(
+            f"{where}: not a readable tar archive (.tar, .tar.gz, .tar.xz): {exc}", path=where
+        ) from None
+
+
+def _check_member(member: tarfile.TarInfo, checker: _Checker) -> tarfile.TarInfo:
+    name = _clean_name(member.name, checker.where)
+    if member.type == tarfile.DIRTYPE:
+        checker.member(name, is_dir=True)
+    elif member.type in (tarfile.REGTYPE, tarfile.AREGTYPE):
+        checker.member(name, size=member.size)
+        checker.files.add(name)
+    elif member.type == tarfile.SYMTYPE:
+        checker.member(name)
+        checker.link(name, member.linkname)
+    elif member.type == tarfile.LNKTYPE:
+        checker.member(name)
+        try:
+            target = _clean_name(member.linkname, checker.where)
+        except PackageUnsafe:
+            raise checker.refuse(
+                f"member {name!r} is a hard link to {member.linkname!r}, outside the package"
+            ) from None
+        if target not in checker.files:
+            raise checker.refuse(
+                f"member {name!r} is a hard link to {member.linkname!r}, which is no file"
+                " earlier in the package"
+            )
+        checker.files.add(name)
+    else:
+        kind = (
+            "a device"
+            if member.ischr() or member.isblk()
+            else "a FIFO"
+            if member.isfifo()
+            else "not a file, folder or link"
+        )
+        raise checker.refuse(f"member {member.name!r} is {kind}")
+    if not name and member.type != tarfile.DIRTYPE:
+        raise checker.refuse(f"member {member.name!r} names the package's own folder")
+    return member
+
+
+def copy_folder(source: Path, dest: Path, limits: Limits | None = None) -> None:
+    """Check every entry of the folder ``source``, then copy them into the empty folder
+    ``dest`` (files are opened without following links, links are recreated as links)."""
+    where = str(source)
+    checker = _Checker(where, limits or Limits())
+    entries: list[tuple[str, os.stat_result, str | None]] = []
+    for directory, folders, files in os.walk(source):
+        base = os.path.relpath(directory, source)
+        base = "" if base == "." else base.replace(os.sep, "/")
+        for name in sorted(folders) + sorted(files):
+            relative = f"{base}/{name}" if base else name
+            path = os.path.join(directory, name)
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                target = os.readlink(path)
+                checker.member(relative)
+                checker.link(relative, target)
+                entries.append((relative, info, target))
+            elif stat.S_ISDIR(info.st_mode):
+                checker.member(relative, is_dir=True)
+                entries.append((relative, info, None))
+            elif stat.S_ISREG(info.st_mode):
+                checker.member(relative, size=info.st_size)
+                entries.append((relative, info, None))
+            else:
+                raise checker.refuse(f"{relative!r} is not a file, folder or link")
+        folders[:] = [f for f in folders if not os.path.islink(os.path.join(directory, f))]
+    for relative, info, link in entries:
+        destination = dest / relative
+        if link is not None:
+            os.symlink(link, destination)
+        elif stat.S_ISDIR(info.st_mode):
+            destination.mkdir()
+        else:
+            fd = os.open(source / relative, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as reader, destination.open("xb") as writer:
+                shutil.copyfileobj(reader, writer)
+            os.chmod(destination, 0o755 if info.st_mode & stat.S_IXUSR else 0o644)
