@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -98,3 +99,50 @@ def test_hook_plugin_example_behaves_as_the_page_says(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == expected
+
+
+def test_the_packages_page_example_installs_and_runs(tmp_path: Path) -> None:
+    text = (DOCS / "reference" / "packages.md").read_text(encoding="utf-8")
+    blocks = list(FILE_BLOCK.finditer(text))
+    assert {b["path"] for b in blocks} == {
+        "acme/raw-package.json",
+        "acme/tools/shout/tool.json",
+        "acme/tools/shout/tool.py",
+        "project/raw.json",
+    }
+    for block in blocks:
+        target = tmp_path / block["path"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(block["body"], encoding="utf-8")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+
+    def raw(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "raw_core", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=60,
+        )
+
+    installed = raw("pkg", "install", "./acme", "--config", "project/raw.json")
+    assert installed.returncode == 0, installed.stderr
+    assert installed.stdout.startswith("installed: acme 1.2.0 as pkg/acme/tools/... (sha256 ")
+    index = json.loads((tmp_path / "project" / "raw-packages.json").read_text())
+    assert sorted(index["packages"]["acme"]) == [
+        "archive_digest",
+        "hash",
+        "name",
+        "source",
+        "version",
+    ]
+    called = raw(
+        "tools", "call", "pkg/acme/tools/shout", '{"text": "hi"}', "--config", "project/raw.json"
+    )
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.strip() == "HI"
+    for folder in (tmp_path / "data" / "raw" / "packages").iterdir():  # let tmp_path go
+        for path in [folder, *folder.rglob("*")]:
+            if path.is_dir() and not path.is_symlink():
+                path.chmod(0o755)
