@@ -24,14 +24,13 @@ from raw_core.agent.variables import VarService
 from raw_core.config import AgentConfig, Config
 from raw_core.dispatch import Dispatcher
 from raw_core.hooks import HookSet, credential_names, load_hooks
-from raw_core.packages.source import PackageSource
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
 from raw_core.tools.calls import ApprovalCallback, SkillReader
 from raw_core.tools.loader import ToolLoader
 from raw_core.tools.panels import PanelBoard
 from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
-from raw_core.tools.sources import SessionSources
+from raw_core.tools.sources import SessionSources, ToolSource
 
 __all__ = ["Agent", "load_agent", "open_agent"]
 
@@ -195,8 +194,16 @@ def _sources(
         loader=loader or ToolLoader(),
         local_dir=local_dir if local_dir is not None else user_tools_dir(),
         tasks=tasks,
-        own={"pkg": PackageSource.for_config},
+        own={"pkg": _package_source},
     )
+
+
+def _package_source(config: Config, loader: ToolLoader) -> ToolSource:
+    """raw's ``pkg/`` source for ``config``; the package modules are imported only when an
+    agent selects a ``pkg/`` tool."""
+    from raw_core.packages.source import PackageSource
+
+    return PackageSource.for_config(config, loader)
 
 
 def _agent(config: Config, agent_name: str, agent_config: AgentConfig, registry: Registry) -> Agent:
