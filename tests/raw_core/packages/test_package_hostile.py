@@ -216,3 +216,23 @@ def test_a_link_that_stays_inside_the_package_is_kept(
     stored = store.entry(report.entry.hash) / "tools" / "README"
     assert stored.is_symlink()
     assert os.readlink(stored) == "greet/tool.json"
+
+
+def test_links_and_hard_links_inside_an_archive_are_kept_and_hash_like_the_folder(
+    tmp_path: Path, make_package: MakePackage, store: PackageStore, config_file: Path
+) -> None:
+    package = make_package()
+    (package / "tools" / "README").symlink_to("greet/tool.json")
+    (package / "COPY").write_bytes((package / "tools" / "greet" / "tool.py").read_bytes())
+    target = tmp_path / "links.tar.gz"
+    with tarfile.open(target, "w:gz") as archive:
+        for path in sorted(package.rglob("*")):
+            if path.name != "COPY":
+                archive.add(path, arcname=path.relative_to(package).as_posix(), recursive=False)
+        add_member(archive, "COPY", type=tarfile.LNKTYPE, linkname="tools/greet/tool.py")
+    from_archive = install_package(target, config_file=config_file, store=store)
+    from_folder = install_package(package, config_file=config_file, store=store, alias="other")
+    assert from_archive.entry.hash == from_folder.entry.hash
+    stored = store.entry(from_archive.entry.hash)
+    assert (stored / "COPY").read_bytes() == (package / "COPY").read_bytes()
+    assert os.readlink(stored / "tools" / "README") == "greet/tool.json"

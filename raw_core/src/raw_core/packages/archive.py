@@ -16,12 +16,11 @@ import hashlib
 import lzma
 import os
 import posixpath
-import shutil
 import stat
 import tarfile
 import zlib
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 import attrs
 
@@ -166,6 +165,21 @@ def _check_member(member: tarfile.TarInfo, checker: _Checker) -> tarfile.TarInfo
     return member
 
 
+def _copy_at_most(reader: BinaryIO, writer: BinaryIO, size: int) -> int:
+    """Copy up to ``size`` bytes, and read one more to see whether the file grew; return
+    how many bytes there were (at most ``size + 1``)."""
+    left = size + 1
+    total = 0
+    while left > 0 and (chunk := reader.read(min(left, 1024 * 1024))):
+        total += len(chunk)
+        left -= len(chunk)
+        if total <= size:
+            writer.write(chunk)
+        else:
+            writer.write(chunk[: len(chunk) - (total - size)])
+    return total
+
+
 def copy_folder(source: Path, dest: Path, limits: Limits | None = None) -> None:
     """Check every entry of the folder ``source``, then copy them into the empty folder
     ``dest`` (files are opened without following links, links are recreated as links)."""
@@ -202,5 +216,7 @@ def copy_folder(source: Path, dest: Path, limits: Limits | None = None) -> None:
         else:
             fd = os.open(source / relative, os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(fd, "rb") as reader, destination.open("xb") as writer:
-                shutil.copyfileobj(reader, writer)
+                copied = _copy_at_most(reader, writer, info.st_size)
+            if copied > info.st_size:  # it grew after it was counted: the limits would not hold
+                raise checker.refuse(f"{relative!r} changed while it was copied")
             os.chmod(destination, 0o755 if info.st_mode & stat.S_IXUSR else 0o644)
