@@ -233,11 +233,14 @@ class App:
         ``session.stream_turn(prompt)`` iterates over them, ``session.cancel()`` stops it.
         ``session_locked`` when another writer holds it, ``session_not_found`` for an
         unknown id."""
+        from raw_core.runtime.context import ContextLimits
+
         front_end = front_end if front_end is not None else CallbackFrontEnd()
         async with self.agent(agent) as loaded:
             provider = self._make_provider(loaded)
             try:
                 runtime = await self.runtime()
+                model = self.config.models.get(loaded.config.model or "")
                 async with runtime.open_session(
                     loaded,
                     provider,
@@ -247,6 +250,7 @@ class App:
                     cwd=cwd,
                     max_output_bytes=max_output_bytes,
                     wait=wait,
+                    limits=ContextLimits.of(model),
                 ) as session:
                     self._live[session.id] = session
                     try:

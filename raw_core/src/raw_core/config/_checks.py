@@ -169,6 +169,15 @@ def value_problems(parsed: _ConfigFile) -> list[FieldProblem]:
 
     for name, model in parsed.models.items():
         positive(f"$.models.{name}.max_tokens", model.max_tokens)
+        positive(f"$.models.{name}.context_window", model.context_window)
+        if not 0 < model.compact_threshold <= 1:
+            found.append(
+                FieldProblem(
+                    path=f"$.models.{name}.compact_threshold",
+                    message="expected a share of the context window above 0 and at most 1,"
+                    f" found {model.compact_threshold}",
+                )
+            )
         if model.temperature is not None and not 0 <= model.temperature <= 2:
             found.append(
                 FieldProblem(

@@ -85,6 +85,8 @@ __all__ = [
 DEFAULT_MAX_STEPS: Final = 50
 DEFAULT_MAX_OUTPUT_BYTES: Final = 8192
 DEFAULT_HANDLER_TIMEOUT_MS: Final = 600_000
+DEFAULT_COMPACT_THRESHOLD: Final = 0.8
+"""The share of a model's context window past which raw compacts a session."""
 MAX_CONFIG_BYTES: Final = 4 * 1024 * 1024
 
 Effect = Literal["allow", "ask", "deny"]
@@ -158,7 +160,10 @@ class SecretRef:
 class ModelConfig:
     """A model definition. ``provider`` names a provider (``openai``, ``anthropic``, or one
     a plug-in registers); ``api`` picks the OpenAI API (``chat`` completions, the default,
-    or ``responses``); ``vision`` says the model accepts images."""
+    or ``responses``); ``vision`` says the model accepts images. ``context_window`` is how
+    many tokens one request may hold (unset: raw never compacts on its own), and
+    ``compact_threshold`` the share of it past which raw compacts the session before the
+    next request (default 0.8)."""
 
     provider: str
     model: str
@@ -168,6 +173,8 @@ class ModelConfig:
     max_tokens: int | None = None
     temperature: float | None = None
     vision: bool = False
+    context_window: int | None = None
+    compact_threshold: float = DEFAULT_COMPACT_THRESHOLD
 
 
 @attrs.frozen(kw_only=True)

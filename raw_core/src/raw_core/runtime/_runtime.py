@@ -13,6 +13,7 @@ from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import model_definitions
 from raw_core.providers.contract import ModelTool, Provider
 from raw_core.runtime.approvals import ApprovalBroker
+from raw_core.runtime.context import ContextLimits
 from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
 from raw_core.runtime.loop import Session, VarResolver
 from raw_core.runtime.panels import restore_panels
@@ -61,6 +62,7 @@ class Runtime:
         resolve_var: VarResolver | None = None,
         max_output_bytes: int | None = None,
         wait: float | None = None,
+        limits: ContextLimits | None = None,
     ) -> AsyncIterator[Session]:
         """Start a session (``session_id`` None) or resume one, holding its write lock for
         the block. Raises ``session_locked`` when another writer holds it, and
@@ -70,7 +72,9 @@ class Runtime:
         ends as ``approval_unavailable``). ``cwd`` is where tools run: by default the
         directory the session was started in (a resumed session keeps it), else the
         current one. The agent's ``SessionStart`` command hooks run once the session is
-        open (``source``: ``startup`` or ``resume``).
+        open (``source``: ``startup`` or ``resume``). ``limits``: the model's context
+        window and compaction threshold (default: none declared, so the session is
+        compacted only when asked).
         """
         front_end = front_end if front_end is not None else CallbackFrontEnd()
         backend = self.backend
@@ -120,6 +124,7 @@ class Runtime:
                 skills=skills,
                 front_end=front_end,
                 panels=board,
+                limits=limits,
             )
             if isinstance(broker, ApprovalBroker):
                 broker.emit = session.emit_event

@@ -87,6 +87,9 @@ class Draft:
     calls: dict[int, list[Any]] = attrs.Factory(dict)  # index -> [id, name, [args], ended]
     parts: list[ProviderPart] = attrs.Factory(list)
     stop: str | None = None
+    usage: UsageEvent | None = None  # the last one the provider reported
+    estimate: int | None = None  # raw's estimate of the request's input tokens
+    window: int | None = None  # the model's declared context window
 
     def message(self, step: int) -> AssistantMessage:
         if self.stop is None:
@@ -125,17 +128,21 @@ class Draft:
             draft.calls[event.index][3] = True
         elif isinstance(event, PartEvent):
             draft.parts.append(event.part)
-        elif isinstance(event, UsageEvent) and listening:
-            emit(
-                Usage(
-                    input_tokens=event.input_tokens,
-                    output_tokens=event.output_tokens,
-                    cache_read_tokens=event.cache_read_tokens,
-                    cache_write_tokens=event.cache_write_tokens,
-                    step=step,
+        elif isinstance(event, UsageEvent):
+            draft.usage = event
+            if listening:
+                emit(
+                    Usage(
+                        input_tokens=event.input_tokens,
+                        output_tokens=event.output_tokens,
+                        cache_read_tokens=event.cache_read_tokens,
+                        cache_write_tokens=event.cache_write_tokens,
+                        step=step,
+                        estimated_input_tokens=self.estimate,
+                        context_window=self.window,
+                    )
                 )
-            )
         elif isinstance(event, StopEvent):
             draft.stop = event.reason
-        elif not isinstance(event, UsageEvent):
+        else:
             raise ProviderFailed(f"unknown provider event {type(event).__name__}")

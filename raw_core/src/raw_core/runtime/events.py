@@ -25,6 +25,8 @@ __all__ = [
     "ApprovalAnswered",
     "ApprovalRequested",
     "AssistantCommitted",
+    "CompactionEnded",
+    "CompactionStarted",
     "LoopEvent",
     "PanelUpdated",
     "RuntimeChanged",
@@ -144,16 +146,62 @@ class PanelUpdated:
 
 @attrs.frozen(kw_only=True)
 class Usage:
-    """Token counts of one request."""
+    """Token counts of one request, as the provider reported them, beside raw's own
+    measure of it: ``estimated_input_tokens`` is what raw estimated the request holds
+    before sending it (see :mod:`raw_core.runtime.context`), ``context_window`` the model's
+    declared window (``None`` when the config declares none). ``input_tokens`` is the
+    reported size of the context."""
 
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int
     cache_write_tokens: int
     step: int
+    estimated_input_tokens: int | None = None
+    context_window: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _as_dict("usage", self)
+
+
+CompactionReason = Literal["threshold", "overflow", "requested"]
+CompactionOutcome = Literal["completed", "failed", "cancelled", "nothing_to_compact"]
+
+
+@attrs.frozen(kw_only=True)
+class CompactionStarted:
+    """raw asks the model for a summary of the oldest part of the model context: because
+    the next request would pass the threshold of the window (``threshold``), because the
+    provider refused a request as too long (``overflow``), or because the user asked
+    (``requested``). ``estimated_tokens`` is the context's estimated size now;
+    ``messages`` how many messages of the model context the summary is to replace."""
+
+    session_id: str
+    reason: CompactionReason
+    estimated_tokens: int
+    context_window: int | None
+    messages: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("compaction_started", self)
+
+
+@attrs.frozen(kw_only=True)
+class CompactionEnded:
+    """The compaction ended: ``completed`` (``replaced`` messages became one summary,
+    ``kept`` stay verbatim, the context is now about ``estimated_tokens``), or ``failed``
+    or ``cancelled`` (nothing changed; ``error`` says why), or ``nothing_to_compact``."""
+
+    session_id: str
+    outcome: CompactionOutcome
+    replaced: int = 0
+    kept: int = 0
+    estimated_tokens: int = 0
+    reminders: int = 0
+    error: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("compaction_ended", self)
 
 
 @attrs.frozen(kw_only=True)
@@ -180,5 +228,7 @@ LoopEvent = (
     | ApprovalAnswered
     | PanelUpdated
     | Usage
+    | CompactionStarted
+    | CompactionEnded
     | TurnEnded
 )

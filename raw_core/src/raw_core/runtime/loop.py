@@ -49,6 +49,7 @@ from raw_core.agent.skills import SkillService
 from raw_core.dispatch import Dispatcher
 from raw_core.errors import (
     Cancelled,
+    ContextTooLong,
     InternalError,
     MaxStepsReached,
     ProviderError,
@@ -73,8 +74,11 @@ from raw_core.runtime._transcript import (
     result_message,
     tool_digest,
 )
+from raw_core.runtime.compaction import Compactor
+from raw_core.runtime.context import ContextLimits, ContextMeter, fixed_bytes
 from raw_core.runtime.events import (
     AssistantCommitted,
+    CompactionEnded,
     LoopEvent,
     RuntimeChanged,
     ToolCallStarted,
@@ -134,6 +138,7 @@ class Session:
         skills: SkillService,
         front_end: FrontEnd,
         panels: PanelBoard | None = None,
+        limits: ContextLimits | None = None,
     ) -> None:
         self.agent = agent
         self.provider = provider
@@ -165,6 +170,21 @@ class Session:
             set_panels=lambda keys: self._set_state(panels=keys),
             emit=self.emit_event,
             front_end=front_end,
+        )
+        self._limits = limits if limits is not None else ContextLimits()
+        self._meter = ContextMeter(fixed_bytes(agent.config.system, self._tools))
+        self._compactor = Compactor(
+            session_id=writer.session_id,
+            provider=provider,
+            system=agent.config.system,
+            tools=self._tools,
+            cache_key=self._cache_key,
+            writer=writer,
+            meter=self._meter,
+            limits=self._limits,
+            panels=self._board.panels,
+            get_context=lambda: self._context,
+            set_context=self._set_context,
         )
 
     @property
@@ -224,12 +244,19 @@ class Session:
         cannot go stale)."""
         await self._writer.append([*messages, *display] if display else messages)
         self._context.extend(messages)
+        self._meter.add(messages)
         self._has_placeholders = self._has_placeholders or has_placeholder(messages)
+
+    def _set_context(self, context: Sequence[Message]) -> None:
+        """Take the context a compaction left (the store already holds it)."""
+        self._context = list(context)
+        self._has_placeholders = has_placeholder(context)
 
     async def _prepare(self) -> None:
         """Repair an interrupted turn, and compare the tools with the ones last used."""
         context = await self._writer.read_context()
         self._context = list(context)
+        self._meter.reset(context)
         self._has_placeholders = has_placeholder(context)
         position = next(
             (
@@ -486,7 +513,7 @@ class Session:
                 if now - last_yield >= YIELD_EVERY:
                     await anyio.lowlevel.checkpoint()
                     last_yield = now
-                assistant = await self._request(steps, signal, emit)
+                assistant = await self._answer(steps, signal, emit)
                 await self._commit([assistant])
                 self._pending_calls = list(assistant.tool_calls)
                 if self._listening:
@@ -550,6 +577,51 @@ class Session:
                 blocks.append(block)
         return attrs.evolve(message, content=tuple(blocks))
 
+    async def _answer(
+        self, step: int, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
+    ) -> AssistantMessage:
+        """One request, fitted to the context window first (see
+        :mod:`raw_core.runtime.compaction`); one the provider refuses as too long is sent
+        once more after a compaction."""
+        scope = self._turn_scope
+        assert scope is not None  # a request runs inside _turn
+        await self._compactor.fit(signal, scope, emit)
+        try:
+            return await self._request(step, signal, emit)
+        except ContextTooLong as refused:
+            try:
+                ended = await self._compactor.compact("overflow", signal, scope, emit)
+            except ProviderError:
+                raise refused from None
+            if ended.outcome != "completed":
+                raise
+        return await self._request(step, signal, emit)
+
+    async def compact(
+        self,
+        *,
+        on_event: Callable[[LoopEvent], Any] | None = None,
+        signal: CancellationSignal | None = None,
+    ) -> CompactionEnded:
+        """Compact the model context now, as ``raw sessions compact`` does: its events go
+        to ``on_event`` (by default the front end's); ``signal`` (or :meth:`cancel`) stops
+        it, changing nothing. Raises the provider's error when the summary request fails
+        (nothing changed), ``turn_in_progress`` while a turn runs."""
+        if self._lock.locked():
+            raise TurnInProgress(f"session {self.id} is running a turn", session_id=self.id)
+        async with self._lock:
+            signal = self._signal = signal if signal is not None else CancellationSignal()
+            emit = self._emitter(on_event)
+            ended = CompactionEnded(session_id=self.id, outcome="cancelled")
+            try:
+                with anyio.CancelScope() as scope:
+                    if not signal.cancelled:
+                        ended = await self._compactor.compact("requested", signal, scope, emit)
+                        await self._writer.end_turn()
+            finally:
+                self._signal = None
+            return ended
+
     async def _request(
         self, step: int, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
     ) -> AssistantMessage:
@@ -561,7 +633,7 @@ class Session:
             messages=self._messages(),
             cache_key=self._cache_key,
         )
-        draft = Draft()
+        draft = Draft(estimate=self._meter.estimate(), window=self._limits.window)
         stream: Any = None
         finished = False
         turn_scope = self._turn_scope
@@ -587,6 +659,8 @@ class Session:
             if close is not None:
                 with anyio.CancelScope(shield=True):
                     await close()
+        if draft.usage is not None:
+            self._meter.report(draft.usage.input_tokens)
         return draft.message(step)
 
     async def _run_calls(
