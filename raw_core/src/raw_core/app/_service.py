@@ -36,8 +36,10 @@ if TYPE_CHECKING:
     from raw_core.hooks import LoadedHook
     from raw_core.providers.contract import Provider
     from raw_core.runtime import Runtime, Session
+    from raw_core.runtime.events import CompactionEnded
     from raw_core.runtime.panels import PanelActionResult
     from raw_core.sessions.backend import PanelUpdate
+    from raw_core.tools.calls import CancellationSignal
     from raw_core.tools.loader import ToolLoader
     from raw_core.tools.registry import ToolDefinition
     from raw_core.tools.results import ToolResult
@@ -316,6 +318,26 @@ class App:
             return await session.run_panel_action(panel, action)
         async with self.open_session(session_id, agent=agent, front_end=front_end) as opened:
             return await opened.run_panel_action(panel, action)
+
+    async def compact_session(
+        self,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        front_end: FrontEnd | None = None,
+        signal: CancellationSignal | None = None,
+    ) -> CompactionEnded:
+        """Compact session ``session_id`` now: its model asks for a summary of the oldest
+        part of the model context, which replaces it (the display history keeps
+        everything). A session open in this app is compacted there (``turn_in_progress``
+        during a turn); any other is opened for it, with agent ``agent``. ``signal``
+        cancels it (nothing changes). The provider's error when the summary request fails
+        (nothing changed)."""
+        session = self._live.get(session_id)
+        if session is not None:
+            return await session.compact(signal=signal)
+        async with self.open_session(session_id, agent=agent, front_end=front_end) as opened:
+            return await opened.compact(signal=signal)
 
     async def pending_requests(self, session_id: str) -> tuple[PendingRequest, ...]:
         """The session's requests that wait for an answer, oldest first."""

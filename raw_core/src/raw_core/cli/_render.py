@@ -26,6 +26,8 @@ __all__ = [
     "JsonRenderer",
     "TerminalFrontEnd",
     "TerminalRenderer",
+    "compaction_line",
+    "context_line",
     "show_request",
 ]
 
@@ -67,6 +69,7 @@ class TerminalRenderer:
             self._status = Console(file=self.err).status("waiting for the model…")
         self._spinning = False
         self.session_id: str | None = None
+        self._usage: dict[str, Any] | None = None  # the turn's last usage event
 
     def show_panel(self, update: Any) -> None:
         """Draw an accepted panel update: inline in full (``chat``) or as a box."""
@@ -126,9 +129,20 @@ class TerminalRenderer:
                 f"(tools changed since this session last ran: added {named(data['added'])},"
                 f" removed {named(data['removed'])}, changed {named(data['changed'])})\n"
             )
+        elif kind == "usage":
+            self._usage = data
+        elif kind in ("compaction_started", "compaction_ended"):
+            self._spin(False)
+            self._end_text()
+            self.err.write(f"({compaction_line(data)})\n")
+            self.err.flush()
+            self._spin(kind == "compaction_ended")
         elif kind == "turn_ended":
             self._spin(False)
             self._end_text()
+            if self._usage is not None:
+                self.err.write(f"({context_line(self._usage)})\n")
+                self._usage = None
             if data["reason"] != "completed":
                 error = data.get("error") or {}
                 detail = f": {error.get('code')}: {error.get('message')}" if error else ""
@@ -149,6 +163,43 @@ class TerminalRenderer:
             for line in text.rstrip("\n").split("\n"):
                 self.err.write(f"  │ {line}\n")
         self.err.flush()
+
+
+def context_line(usage: dict[str, Any]) -> str:
+    """The context's size after a turn: the provider's figure for the last request, raw's
+    estimate of it, and the window when the model declares one."""
+    line = (
+        f"context: {usage['input_tokens']:,} tokens as the provider counted them,"
+        f" {usage.get('estimated_input_tokens') or 0:,} as raw estimated"
+    )
+    window = usage.get("context_window")
+    if window:
+        line += f", of a {window:,}-token window ({100 * usage['input_tokens'] // window}%)"
+    return line
+
+
+def compaction_line(data: dict[str, Any]) -> str:
+    """A compaction's start or end, in one line."""
+    if data["type"] == "compaction_started":
+        window = data.get("context_window")
+        of = f" of a {window:,}-token window" if window else ""
+        return (
+            f"compacting the conversation: about {data['estimated_tokens']:,} tokens{of};"
+            f" summarizing its oldest {data['messages']} message(s)"
+        )
+    outcome = data["outcome"]
+    if outcome == "completed":
+        reminders = data.get("reminders") or 0
+        panels = f", {reminders} panel reminder(s) added" if reminders else ""
+        return (
+            f"compacted: {data['replaced']} message(s) replaced by a summary,"
+            f" {data['kept']} kept; about {data['estimated_tokens']:,} tokens now{panels}"
+        )
+    if outcome == "nothing_to_compact":
+        return "nothing to compact"
+    error = data.get("error") or {}
+    detail = f": {error.get('code')}: {error.get('message')}" if outcome == "failed" else ""
+    return f"compaction {outcome}{detail}; nothing changed"
 
 
 def _arguments_line(arguments: str, limit: int = 160) -> str:

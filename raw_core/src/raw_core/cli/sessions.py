@@ -12,7 +12,7 @@ import click
 
 from raw_core.cli._app import agent_option, config_option, with_app
 from raw_core.cli._blocks import block_display
-from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
+from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, emit_json
 from raw_core.cli._panels import panel_full, panel_name
 from raw_core.cli.run import conversation, one_turn, run_options
 
@@ -204,6 +204,49 @@ def action(
         click.echo(done.prompt)
     failed = done.result is not None and done.result.is_error
     sys.exit(EXIT_ERROR if failed else EXIT_OK)
+
+
+@sessions.command("compact")
+@click.argument("session_id")
+@config_option
+@agent_option
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the compaction_ended event: {outcome, replaced, kept, estimated_tokens, ...}.",
+)
+def compact(
+    session_id: str, config_path: Path | None, agent_name: str | None, as_json: bool
+) -> None:
+    """Compact a session now: its model summarizes the oldest part of the model context,
+    which the summary replaces; the most recent messages stay as they were, and the display
+    history keeps everything. Exits 0 when it compacted (or there was nothing to compact),
+    1 when the model's request failed (nothing changed), 130 when Ctrl-C stopped it."""
+    from raw_core.cli._interrupt import CtrlC
+
+    found: list[Any] = []
+    ctrl_c = CtrlC()
+
+    async def work(app: Any) -> int:
+        ctrl_c.session_id = session_id
+        with ctrl_c.turn() as signal:
+            found.append(await app.compact_session(session_id, agent=agent_name, signal=signal))
+        return EXIT_OK
+
+    code = with_app(
+        work, config_path=config_path, as_json=as_json, error_exit=EXIT_ERROR, ctrl_c=ctrl_c
+    )
+    if not found:
+        sys.exit(code)
+    ended = found[0].to_dict()
+    if as_json:
+        emit_json(ended)
+    else:
+        from raw_core.cli._render import compaction_line
+
+        click.echo(compaction_line(ended))
+    sys.exit(EXIT_INTERRUPTED if ended["outcome"] == "cancelled" else EXIT_OK)
 
 
 @sessions.command("resume")

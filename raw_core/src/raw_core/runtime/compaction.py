@@ -6,8 +6,8 @@ long, or when the user asks (``raw sessions compact ID``), raw asks the session'
 a summary of the oldest part of the model context and stores it in the session in place of
 those messages (spec 004, "Sessions and storage"); the display history is untouched.
 
-* **What is kept**: the most recent messages, up to :data:`KEEP_SHARE` of the window (of the
-  context's own estimate when no window is declared), stay verbatim — at least the last
+* **What is kept**: the most recent messages, up to :data:`KEEP_SHARE` of the window or of
+  the context's own estimate, whichever is smaller, stay verbatim — at least the last
   step. The boundary never falls between a tool call and its results: the first kept message
   is a user or an assistant message.
 * **The summary request** is the session's own request — the same system prompt, tools and
@@ -238,7 +238,7 @@ class Compactor:
         context = tuple(self.get_context())
         estimate = self.meter.estimate()
         window = self.limits.window
-        keep_tokens = KEEP_SHARE * (window if window is not None else estimate)
+        keep_tokens = KEEP_SHARE * min(window if window is not None else estimate, estimate)
         replace = boundary(context, int(keep_tokens / self.meter.rate))
         if replace is None:
             ended = CompactionEnded(session_id=self.session_id, outcome="nothing_to_compact")
