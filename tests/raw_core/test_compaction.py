@@ -362,3 +362,10 @@ async def test_usage_events_show_the_estimate_without_a_window(
     assert usage[0]["context_window"] is None
     assert usage[0]["estimated_input_tokens"] > 0
     assert usage[0]["input_tokens"] == model.counted[0][0]
+
+
+def test_the_summary_prompt_is_the_one_the_sessions_page_documents() -> None:
+    page = Path(__file__).parents[2] / "docs" / "sessions.md"
+    text = page.read_text(encoding="utf-8")
+    assert f"> {SUMMARY_PROMPT}\n" in text
+    assert f"`{SUMMARY_HEADER}`" in text

@@ -17,7 +17,11 @@ EXAMPLE = re.compile(
 
 def test_the_sessions_page_examples_print_what_the_page_says(tmp_path: Path) -> None:
     examples = list(EXAMPLE.finditer(PAGE.read_text(encoding="utf-8")))
-    assert [example["name"] for example in examples] == ["sessions-async", "sessions-sync"]
+    assert [example["name"] for example in examples] == [
+        "sessions-compact",
+        "sessions-async",
+        "sessions-sync",
+    ]
     for example in examples:
         script = tmp_path / f"{example['name']}.py"
         script.write_text(example["body"], encoding="utf-8")
