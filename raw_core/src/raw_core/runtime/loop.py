@@ -42,6 +42,7 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import attrs
 
 from raw_core.agent import Agent
@@ -111,6 +112,8 @@ By default the agent's :class:`~raw_core.agent.variables.VarService` reads it.""
 
 YIELD_EVERY = 0.002
 """Seconds a turn may run without giving the event loop to other tasks (see _steps)."""
+MEASURE_INLINE = 2_000
+"""Messages of a resumed context measured on the event loop; a longer one in a thread."""
 
 
 def _ignore(event: LoopEvent) -> None:
@@ -256,7 +259,10 @@ class Session:
         """Repair an interrupted turn, and compare the tools with the ones last used."""
         context = await self._writer.read_context()
         self._context = list(context)
-        self._meter.reset(context)
+        if len(context) > MEASURE_INLINE:  # a deep session: measure it off the event loop
+            await anyio.to_thread.run_sync(self._meter.reset, context)
+        else:
+            self._meter.reset(context)
         self._has_placeholders = has_placeholder(context)
         position = next(
             (
