@@ -210,8 +210,13 @@ class Compactor:
             return
         window = self.limits.window
         assert window is not None
+
+        def quiet(event: LoopEvent) -> None:  # no "nothing to compact" before each request
+            if not (isinstance(event, CompactionEnded) and event.outcome == "nothing_to_compact"):
+                emit(event)
+
         try:
-            await self.compact("threshold", signal, scope, emit)
+            await self.compact("threshold", signal, scope, quiet)
         except ProviderError:
             if self.meter.estimate() > window:
                 raise
