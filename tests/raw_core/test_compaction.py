@@ -369,3 +369,11 @@ def test_the_summary_prompt_is_the_one_the_sessions_page_documents() -> None:
     text = page.read_text(encoding="utf-8")
     assert f"> {SUMMARY_PROMPT}\n" in text
     assert f"`{SUMMARY_HEADER}`" in text
+
+
+def test_the_measure_counts_utf8_bytes_and_takes_any_text() -> None:
+    from raw_core.runtime.context import MESSAGE_OVERHEAD_BYTES, message_bytes
+
+    assert message_bytes(UserMessage.from_text("héllo")) == MESSAGE_OVERHEAD_BYTES + 6
+    # A model's text may hold a lone surrogate (hostile output): it is measured, not refused.
+    assert message_bytes(UserMessage.from_text("a\ud800")) == MESSAGE_OVERHEAD_BYTES + 4

@@ -60,7 +60,7 @@ RATE_BOUNDS: Final = (1 / 16, 1.0)
 
 
 def _utf8(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _block_bytes(block: object) -> int:
