@@ -26,6 +26,7 @@ from raw_core.providers.scripted import Reply, ScriptedProvider
 from raw_core.runtime import Runtime
 from raw_core.runtime.compaction import (
     MAX_REMINDER_BYTES,
+    MAX_SUMMARY_BYTES,
     SUMMARY_HEADER,
     SUMMARY_PROMPT,
 )
@@ -377,3 +378,21 @@ def test_the_measure_counts_utf8_bytes_and_takes_any_text() -> None:
     assert message_bytes(UserMessage.from_text("héllo")) == MESSAGE_OVERHEAD_BYTES + 6
     # A model's text may hold a lone surrogate (hostile output): it is measured, not refused.
     assert message_bytes(UserMessage.from_text("a\ud800")) == MESSAGE_OVERHEAD_BYTES + 4
+
+
+async def test_a_hostile_summary_is_cut_and_stored(backend: SqliteBackend, agent: Agent) -> None:
+    runtime = Runtime(backend)
+    setup = ScriptedProvider([echo(1), echo(2), Reply(text="done")])
+    async with runtime.open_session(agent, setup) as session:
+        await session.run_turn("fill")
+    hostile = "sum\ud800 " * 10_000  # past the cap, with lone surrogates
+    async with runtime.open_session(
+        agent, ScriptedProvider([Reply(text=hostile, chunk=4096)]), session_id=session.id
+    ) as again:
+        ended = await again.compact()
+    assert ended.outcome == "completed"
+    head = (await backend.read_context(session.id))[0]
+    assert isinstance(head, UserMessage)
+    assert isinstance(head.content[0], TextBlock)
+    assert head.content[0].text.endswith("[raw: cut here]")
+    assert len(head.content[0].text) < MAX_SUMMARY_BYTES + len(SUMMARY_HEADER) + 10

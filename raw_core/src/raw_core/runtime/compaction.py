@@ -34,7 +34,14 @@ from typing import Any, Final
 import anyio
 import attrs
 
-from raw_core.errors import Cancelled, ContextTooLong, ProviderError, ProviderFailed, RawError
+from raw_core.errors import (
+    Cancelled,
+    ContextTooLong,
+    InternalError,
+    ProviderError,
+    ProviderFailed,
+    RawError,
+)
 from raw_core.providers.contract import ModelRequest, ModelTool, Provider
 from raw_core.runtime._transcript import Draft
 from raw_core.runtime.context import ContextLimits, ContextMeter, message_bytes
@@ -114,7 +121,7 @@ def boundary(context: Sequence[Message], keep_bytes: int) -> int | None:
 
 
 def _cut(text: str, limit: int) -> str:
-    data = text.encode("utf-8")
+    data = text.encode("utf-8", "surrogatepass")
     if len(data) <= limit:
         return text
     return data[: limit - len(_CUT)].decode("utf-8", "ignore") + _CUT
@@ -263,7 +270,13 @@ class Compactor:
         except ProviderError as exc:
             emit(self._failed("failed", exc))
             raise
-        except BaseException:
+        except Cancelled as exc:
+            emit(self._failed("cancelled", exc))
+            raise
+        except Exception as exc:  # a fault of raw or a plug-in: still an end event
+            emit(self._failed("failed", InternalError(f"{type(exc).__name__}: {exc}")))
+            raise
+        except BaseException:  # the turn's scope was cancelled, or the task
             emit(self._failed("cancelled", Cancelled("the compaction was cancelled")))
             raise
         reminders = panel_reminders(self.panels())
