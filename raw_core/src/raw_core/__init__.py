@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from raw_core.tools.manifest import PanelAction, PanelDeclaration, ToolManifest, parse_manifest
     from raw_core.tools.panels import CallPanels, PanelView
     from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
+    from raw_core.tools.resources import SessionResources
     from raw_core.tools.results import BatchResult, ToolResult
     from raw_core.tools.sources import SourceContext, ToolSource, ToolSourceRecord
 
@@ -134,6 +135,7 @@ _EXPORTS: dict[str, str] = {
     "CancellationSignal": "raw_core.tools.calls",
     "ToolCall": "raw_core.tools.calls",
     "ToolContext": "raw_core.tools.calls",
+    "SessionResources": "raw_core.tools.resources",
     "Verdict": "raw_core.tools.calls",
     "Dispatcher": "raw_core.dispatch",
     "FrozenDict": "raw_core.frozen",
@@ -241,6 +243,7 @@ __all__ = [
     "Session",
     "SessionBackend",
     "SessionInfo",
+    "SessionResources",
     "SessionState",
     "SessionStore",
     "Skill",

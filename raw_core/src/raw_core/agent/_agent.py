@@ -30,6 +30,7 @@ from raw_core.tools.calls import ApprovalCallback, SkillReader
 from raw_core.tools.loader import ToolLoader
 from raw_core.tools.panels import PanelBoard
 from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
+from raw_core.tools.resources import SessionResources
 from raw_core.tools.sources import SessionSources, ToolSource
 
 __all__ = ["Agent", "load_agent", "open_agent"]
@@ -72,6 +73,7 @@ class Agent:
         hook_events: bool = True,
         session_id: str | None = None,
         panels: PanelBoard | None = None,
+        resources: SessionResources | None = None,
     ) -> Dispatcher:
         """The agent's dispatcher: its tools, rules, command hooks, variables, skills,
         result cap and handler time limit, as its config says. This is the one place raw
@@ -79,7 +81,8 @@ class Agent:
         explain`` cannot differ. ``max_output_bytes`` overrides the agent's cap; ``skills``
         is the session's view of the agent's skills (a fresh one by default);
         ``session_id`` is the session the hooks' payloads name; ``panels`` the session's
-        panel board (one of the dispatcher's own by default)."""
+        panel board (one of the dispatcher's own by default); ``resources`` what its tools
+        keep for the session's length (the caller closes it)."""
         return Dispatcher(
             self.registry,
             self.policy,
@@ -94,6 +97,7 @@ class Agent:
             hooks=self.hooks,
             session_id=session_id,
             panels=panels,
+            resources=resources,
         )
 
     def definitions(self) -> list[ToolDefinition]:

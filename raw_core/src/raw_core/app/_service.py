@@ -420,8 +420,10 @@ class App:
 
         The result is what the model would receive: a variable's placeholder (from
         ``read_var``) is filled in with the value, as a turn does when it builds a
-        request. Nothing is stored."""
+        request. Nothing is stored, and nothing the call started outlives it (a process
+        ``builtin/process`` starts is stopped when the call returns)."""
         from raw_core.tools.calls import ToolCall
+        from raw_core.tools.resources import SessionResources
         from raw_core.tools.results import ToolResult
 
         front_end = front_end if front_end is not None else CallbackFrontEnd()
@@ -433,11 +435,14 @@ class App:
                         f"{identity} is not selected by agent {loaded.name!r}", tool=identity
                     )
                 )
+            # The call is the whole runtime: what its tool keeps (a process) ends with it.
+            resources = SessionResources()
             dispatcher = loaded.dispatcher(
                 host=self.host,
                 approval=approval_of(front_end),
                 cwd=cwd,
                 max_output_bytes=max_output_bytes,
+                resources=resources,
             )
             try:
                 call = (
@@ -447,7 +452,10 @@ class App:
                 )
             except InvalidArguments as error:
                 return ToolResult.from_error(error)
-            result = await dispatcher.dispatch(call)
+            try:
+                result = await dispatcher.dispatch(call)
+            finally:
+                await resources.aclose()
             return with_values(result, loaded)
 
     async def explain(

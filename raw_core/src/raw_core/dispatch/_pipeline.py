@@ -86,6 +86,7 @@ from raw_core.tools.calls import (
 from raw_core.tools.loader import LoadedTool
 from raw_core.tools.panels import CallPanels, PanelBoard
 from raw_core.tools.registry import Registry
+from raw_core.tools.resources import SessionResources
 from raw_core.tools.results import (
     DEFAULT_MAX_OUTPUT_BYTES,
     BatchResult,
@@ -124,7 +125,9 @@ class Dispatcher:
     the agent's command hooks, bound to its tools; ``session_id`` is what their payloads
     name (None outside a session). ``panels`` is the session's
     :class:`~raw_core.tools.panels.PanelBoard` (by default one of this dispatcher's own,
-    kept in memory).
+    kept in memory). ``resources`` is what tools keep for the session's length
+    (:class:`~raw_core.tools.resources.SessionResources`), handed to them in their context;
+    the caller closes it (None: tools get none).
     """
 
     def __init__(
@@ -147,9 +150,11 @@ class Dispatcher:
         hooks: HookSet | None = None,
         session_id: str | None = None,
         panels: PanelBoard | None = None,
+        resources: SessionResources | None = None,
     ) -> None:
         self.registry = registry
         self.panels = panels if panels is not None else PanelBoard()
+        self.resources = resources
         self.policy: PolicyView = policy if policy is not None else AllowAll()
         self.host = host
         self.approval = approval
@@ -297,6 +302,7 @@ class Dispatcher:
                 declarations=tool.manifest.panels,
                 tool_call_id=call.id,
             ),
+            resources=self.resources,
         )
         effects = await describe(
             tool, arguments, context, limit=self.effects_timeout, signal=signal

@@ -20,6 +20,7 @@ from raw_core.runtime.panels import restore_panels
 from raw_core.sessions.backend import SessionBackend
 from raw_core.tools.calls import ApprovalCallback
 from raw_core.tools.panels import PanelBoard
+from raw_core.tools.resources import SessionResources
 
 __all__ = ["Runtime"]
 
@@ -74,7 +75,9 @@ class Runtime:
         current one. The agent's ``SessionStart`` command hooks run once the session is
         open (``source``: ``startup`` or ``resume``). ``limits``: the model's context
         window and compaction threshold (default: none declared, so the session is
-        compacted only when asked).
+        compacted only when asked). What the session's tools keep across its turns
+        (``context.resources``: the processes ``builtin/process`` started) is closed when
+        the block ends, however it ends.
         """
         front_end = front_end if front_end is not None else CallbackFrontEnd()
         backend = self.backend
@@ -88,46 +91,52 @@ class Runtime:
             if state.cwd != session_cwd:
                 state = attrs.evolve(state, cwd=session_cwd)
                 await writer.set_state(state)
-            broker: ApprovalCallback | None = None
-            if front_end.can_approve or self.approval_wait > 0:
-                broker = ApprovalBroker(
+            # What the session's tools keep (builtin/process's processes) ends with it.
+            resources = SessionResources()
+            try:
+                broker: ApprovalCallback | None = None
+                if front_end.can_approve or self.approval_wait > 0:
+                    broker = ApprovalBroker(
+                        session_id=session_id,
+                        writer=writer,
+                        backend=backend,
+                        front_end=front_end,
+                        wait=self.approval_wait,
+                    )
+                skills = agent.skills.for_session()
+                board = PanelBoard(await restore_panels(backend, session_id, state.panels))
+                dispatcher = agent.dispatcher(
+                    host=self.host,
+                    approval=broker,
+                    cwd=session_cwd,
+                    max_output_bytes=max_output_bytes,
+                    skills=skills,
+                    hook_events=False,
                     session_id=session_id,
-                    writer=writer,
-                    backend=backend,
-                    front_end=front_end,
-                    wait=self.approval_wait,
+                    panels=board,
+                    resources=resources,
                 )
-            skills = agent.skills.for_session()
-            board = PanelBoard(await restore_panels(backend, session_id, state.panels))
-            dispatcher = agent.dispatcher(
-                host=self.host,
-                approval=broker,
-                cwd=session_cwd,
-                max_output_bytes=max_output_bytes,
-                skills=skills,
-                hook_events=False,
-                session_id=session_id,
-                panels=board,
-            )
-            tools = [
-                ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
-                for d in model_definitions(agent, self.host)
-            ]
-            session = Session(
-                agent=agent,
-                provider=provider,
-                writer=writer,
-                dispatcher=dispatcher,
-                host=self.host,
-                tools=tools,
-                resolve_var=resolve_var,
-                skills=skills,
-                front_end=front_end,
-                panels=board,
-                limits=limits,
-            )
-            if isinstance(broker, ApprovalBroker):
-                broker.emit = session.emit_event
-            await session._prepare()
-            await session._started(resumed)
-            yield session
+                tools = [
+                    ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
+                    for d in model_definitions(agent, self.host)
+                ]
+                session = Session(
+                    agent=agent,
+                    provider=provider,
+                    writer=writer,
+                    dispatcher=dispatcher,
+                    host=self.host,
+                    tools=tools,
+                    resolve_var=resolve_var,
+                    skills=skills,
+                    front_end=front_end,
+                    panels=board,
+                    limits=limits,
+                )
+                if isinstance(broker, ApprovalBroker):
+                    broker.emit = session.emit_event
+                await session._prepare()
+                await session._started(resumed)
+                yield session
+            finally:
+                await resources.aclose()

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         ToolSelection,
         user_tools_dir,
     )
+    from raw_core.tools.resources import SessionResources
     from raw_core.tools.results import (
         DEFAULT_MAX_OUTPUT_BYTES,
         IMAGE_MIME_TYPES,
@@ -79,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "PluginFolderSource": "raw_core.tools.sources",
     "RESERVED_SOURCES": "raw_core.tools.identity",
     "Registry": "raw_core.tools.registry",
+    "SessionResources": "raw_core.tools.resources",
     "SessionSources": "raw_core.tools.sources",
     "SourceContext": "raw_core.tools.sources",
     "SyncToolSource": "raw_core.tools.sources",
@@ -121,6 +123,7 @@ __all__ = [
     "PanelIconWarning",
     "PluginFolderSource",
     "Registry",
+    "SessionResources",
     "SessionSources",
     "SourceContext",
     "SyncToolSource",

@@ -22,6 +22,7 @@ from raw_core.frozen import thaw
 from raw_core.sessions.messages import CallSource, ToolCall
 from raw_core.tools.panels import CallPanels
 from raw_core.tools.progress import BatchProgress
+from raw_core.tools.resources import SessionResources
 
 __all__ = [
     "HOOK_PROTOCOL_VERSION",
@@ -176,7 +177,9 @@ class ToolContext:
     so a call stopped at its time limit still reports the rows that finished. ``panels``
     is the call's view of its tool's panels (:class:`~raw_core.tools.panels.CallPanels`:
     ``await context.panels.update(panel, body)``, ``context.panels.get(panel)``); None
-    only where no dispatcher made the context."""
+    only where no dispatcher made the context. ``resources`` is what tools keep for the
+    length of the session (:class:`~raw_core.tools.resources.SessionResources`, closed
+    when it ends); None where the caller keeps none (a dispatcher built without one)."""
 
     cwd: str
     tool_call_id: str
@@ -187,6 +190,7 @@ class ToolContext:
     skills: SkillReader | None = None
     progress: BatchProgress = attrs.field(factory=BatchProgress)
     panels: CallPanels | None = None
+    resources: SessionResources | None = None
 
 
 @attrs.frozen(kw_only=True)
