@@ -162,6 +162,11 @@ class Children:
         self._pids.append(child.pid)
         return child
 
+    def adopt(self, pid: int) -> None:
+        """A process something under test started (a tool's process group): killed with
+        its group at the end too, should the test fail before it is stopped."""
+        self._pids.append(pid)
+
     def kill_all(self) -> None:
         doomed: list[int] = []
         for pid in self._pids:

@@ -19,6 +19,7 @@ from raw_core.plugins import PluginHost
 
 PAGE = Path(__file__).parents[2] / "docs" / "reference" / "policy.md"
 USE = ["builtin/read_file", "builtin/write_file", "builtin/bash"]
+SHELLS = [*USE, "builtin/process"]
 JSON_BLOCK = re.compile(r"```json\n(.*?)```", re.S)
 
 
@@ -34,9 +35,9 @@ def recipes() -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def agent_with(tmp_path: Path, rules: list[dict[str, Any]]) -> Agent:
+def agent_with(tmp_path: Path, rules: list[dict[str, Any]], use: list[str] = SHELLS) -> Agent:
     config = tmp_path / "raw.json"
-    agent = {"tools": {"use": USE, "rules": rules}}
+    agent = {"tools": {"use": use, "rules": rules}}
     config.write_text(json.dumps({"agents": {"coder": agent}}), encoding="utf-8")
     host = PluginHost()
     host.load_entry_points()
@@ -56,6 +57,10 @@ def bash(command: str) -> tuple[str, dict[str, Any]]:
     return "builtin/bash", {"commands": [{"command": command}]}
 
 
+def start(**how: Any) -> tuple[str, dict[str, Any]]:
+    return "builtin/process", {"actions": [{"action": "start", "name": "p", **how}]}
+
+
 def overwrite(path: str) -> tuple[str, dict[str, Any]]:
     operation = {"op": "overwrite", "path": path, "content": "x\n"}
     return "builtin/write_file", {"operations": [operation]}
@@ -69,6 +74,10 @@ CASES = {
         (bash("$cleaner build"), "ask"),
         (bash("echo rm; grep rm notes.txt"), "allow"),
         (bash("find . -name '*.pyc'"), "allow"),
+        (start(command="sleep 1; rm -rf build"), "ask"),
+        (start(argv=["sudo", "rm", "-rf", "build"]), "ask"),
+        (start(argv=["python", "-m", "http.server"]), "allow"),
+        (("builtin/process", {"actions": [{"action": "list"}]}), "allow"),
     ],
     "Never touch `.env`, whoever writes it": [
         (overwrite(".env"), "ask"),
@@ -100,7 +109,7 @@ def test_the_first_example_of_the_page_loads(tmp_path: Path) -> None:
     (block,) = JSON_BLOCK.findall(PAGE.read_text(encoding="utf-8"))[:1]
     tools = json.loads("{" + block + "}")["tools"]
     assert tools["use"] == USE
-    agent = agent_with(tmp_path, tools["rules"])
+    agent = agent_with(tmp_path, tools["rules"], USE)
     assert verdict(agent, *bash("sudo rm -rf /")) == "ask"
     assert verdict(agent, *bash("echo x > .git/config")) == "ask"
     assert verdict(agent, *overwrite(".env")) == "ask"

@@ -163,6 +163,16 @@ CALLS: dict[str, tuple[dict[str, Any], str]] = {
     "list_vars": ({}, "TOKEN: A test token"),
     "read_var": ({"name": "TOKEN"}, ""),
     "todo": ({"items": [{"text": "fork it", "status": "done"}]}, "panel todo updated (revision 1)"),
+    "process": (
+        {
+            "actions": [
+                {"action": "start", "name": "echo", "argv": ["echo", "forked-process"]},
+                {"action": "wait", "name": "echo"},
+                {"action": "read", "name": "echo"},
+            ]
+        },
+        "forked-process",
+    ),
 }
 
 
@@ -175,7 +185,12 @@ def forks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     """Every built-in tool forked into a fresh local tools folder, and a config selecting
     all the forks; returns the project folder and the environment to run raw in."""
     root = tmp_path_factory.mktemp("forks")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(root / "xdg"), "RAW_FORK_TOKEN": "t0ken"}
+    env = {
+        **os.environ,
+        "XDG_CONFIG_HOME": str(root / "xdg"),
+        "XDG_STATE_HOME": str(root / "state"),
+        "RAW_FORK_TOKEN": "t0ken",
+    }
     for tool in BUILTIN_TOOLS:
         fork = subprocess.run(
             [sys.executable, "-m", "raw_core", "tools", "fork", f"builtin/{tool}"],

@@ -38,7 +38,9 @@ def test_init_writes_the_starter_config_and_never_overwrites(xdg: Path) -> None:
     coder = parsed.agents["coder"]
     assert list(coder.tools.use) == STARTER_TOOLS
     rules = coder.tools.rules
-    assert [(rule.match, rule.effect) for rule in rules] == [("builtin/bash", "ask")] * 3
+    # The bash rules match builtin/process too: a process start's effects have their shape.
+    shells = ("builtin/bash", "builtin/process")
+    assert [(rule.match, rule.effect) for rule in rules] == [(shells, "ask")] * 3
     assert {rule.when.source for rule in rules if rule.when is not None} == {"effects"}
     before = written.read_text()
     again = CliRunner().invoke(cli, ["config", "init"])

@@ -10,10 +10,11 @@ working when ``raw-builtin-tools`` is upgraded, as long as this package keeps it
   documents (including the error codes a model reads). A release may add names, optional
   keyword parameters and new error codes.
 * **What may change:** which submodule (``lines``, ``paths``, ``patch``, ``hunks``, ``atomic``,
-  ``workspace``, ``edits``, ``processes``, ``shell``, ``shell_records``, ``shell_words``,
-  ``wrappers``) defines a name, anything not in ``__all__``, anything named with a leading
-  underscore, and the modules named with one anywhere in ``raw_builtin_tools``. Import
-  from the package, not from a submodule.
+  ``workspace``, ``edits``, ``processes``, ``background``, ``output_log``,
+  ``shell``, ``shell_records``, ``shell_words``, ``wrappers``) defines a name, anything
+  not in ``__all__``, anything named with a leading underscore, and the modules named
+  with one anywhere in ``raw_builtin_tools``. Import from the package, not from a
+  submodule.
 * **How it changes:** a name in ``__all__`` is removed, renamed or changed incompatibly
   only in a release whose version says so (a new major version; before 1.0, a new minor
   version), and the release notes name it.
@@ -42,12 +43,25 @@ The parts, by what a tool needs them for:
   :data:`MAX_PARSE_SECONDS`;
 * commands: :func:`run_command` runs one in a process group of its own with a deadline, a
   cancellation :class:`Signal` and bounded :class:`Capture` of its output, and returns an
-  :class:`Outcome`; :func:`kill_group` kills such a group.
+  :class:`Outcome`; :func:`kill_group` kills such a group;
+* processes that outlive a call: a :class:`ProcessTable` (at most :data:`MAX_PROCESSES`)
+  of :class:`BackgroundProcess` entries, each in a process group of its own with its
+  output in a bounded :class:`OutputLog` (:data:`OUTPUT_BYTES` on disk, read as
+  :class:`OutputChunk` pieces) under :func:`process_state_dir`; an action that cannot be
+  done raises :class:`ProcessProblem` with a stable code.
 """
 
 from __future__ import annotations
 
 from raw_builtin_tools.toolkit.atomic import Staged, stage, write_atomic
+from raw_builtin_tools.toolkit.background import (
+    MAX_PROCESSES,
+    STOP_GRACE_SECONDS,
+    BackgroundProcess,
+    ProcessProblem,
+    ProcessTable,
+    process_state_dir,
+)
 from raw_builtin_tools.toolkit.edits import (
     Edit,
     append,
@@ -60,6 +74,7 @@ from raw_builtin_tools.toolkit.edits import (
 )
 from raw_builtin_tools.toolkit.hunks import apply_hunks
 from raw_builtin_tools.toolkit.lines import join_lines, split_lines, surrogate_problem
+from raw_builtin_tools.toolkit.output_log import OUTPUT_BYTES, SEGMENT_BYTES, OutputChunk, OutputLog
 from raw_builtin_tools.toolkit.patch import (
     MAX_OPERATIONS,
     AddFile,
@@ -99,7 +114,12 @@ __all__ = [
     "MAX_COMMAND_PROGRAMS",
     "MAX_OPERATIONS",
     "MAX_PARSE_SECONDS",
+    "MAX_PROCESSES",
+    "OUTPUT_BYTES",
+    "SEGMENT_BYTES",
+    "STOP_GRACE_SECONDS",
     "AddFile",
+    "BackgroundProcess",
     "Capture",
     "DeleteFile",
     "Edit",
@@ -109,8 +129,12 @@ __all__ = [
     "LineKind",
     "Operation",
     "Outcome",
+    "OutputChunk",
+    "OutputLog",
     "Patch",
     "PatchSyntaxError",
+    "ProcessProblem",
+    "ProcessTable",
     "Program",
     "ShellCommand",
     "Signal",
@@ -129,6 +153,7 @@ __all__ = [
     "patch_delete",
     "patch_update",
     "path_problem",
+    "process_state_dir",
     "render_patch",
     "replace_lines",
     "replace_text",

@@ -18,9 +18,12 @@ __all__ = ["STARTER_CONFIG", "STARTER_RULES", "config"]
 DELETING_PROGRAMS = "^(rm|rmdir|unlink|shred|wipefs|dd|truncate|mke2fs|mkfs|mkfs\\..+)$"
 """The starter's programs that delete or overwrite data, as a regex over program names."""
 
+SHELL_TOOLS = ("builtin/bash", "builtin/process")
+"""The tools whose effects say what a command line would run, in one shape."""
+
 STARTER_RULES: list[dict[str, Any]] = [
     {
-        "match": "builtin/bash",
+        "match": list(SHELL_TOOLS),
         "effect": "ask",
         "when": {
             "source": "effects",
@@ -29,7 +32,7 @@ STARTER_RULES: list[dict[str, Any]] = [
         },
     },
     {
-        "match": "builtin/bash",
+        "match": list(SHELL_TOOLS),
         "effect": "ask",
         "when": {
             "source": "effects",
@@ -38,7 +41,7 @@ STARTER_RULES: list[dict[str, Any]] = [
         },
     },
     {
-        "match": "builtin/bash",
+        "match": list(SHELL_TOOLS),
         "effect": "ask",
         "when": {
             "source": "effects",
@@ -47,9 +50,10 @@ STARTER_RULES: list[dict[str, Any]] = [
         },
     },
 ]
-"""Ask before a bash command that runs a deleting program (through any wrapper: sudo,
-xargs, find -exec, bash -c...), that runs ``find ... -delete``, or that cannot be read
-(text that does not parse, a program name that is not known before it runs)."""
+"""Ask before a bash command (or a process start of builtin/process, whose effects have the
+same shape) that runs a deleting program (through any wrapper: sudo, xargs, find -exec,
+bash -c...), that runs ``find ... -delete``, or that cannot be read (text that does not
+parse, a program name that is not known before it runs)."""
 
 STARTER_CONFIG: dict[str, Any] = {
     "default_agent": "coder",
