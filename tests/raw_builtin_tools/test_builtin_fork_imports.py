@@ -22,6 +22,7 @@ import pytest
 import raw_builtin_tools.toolkit as toolkit
 import raw_core
 from raw_builtin_tools import TOOLS_DIR
+from tests.images import png
 
 TOOLKIT = "raw_builtin_tools.toolkit"
 BUILTIN_TOOLS = sorted(p.name for p in TOOLS_DIR.iterdir() if (p / "tool.json").is_file())
@@ -173,6 +174,7 @@ CALLS: dict[str, tuple[dict[str, Any], str]] = {
         },
         "forked-process",
     ),
+    "view_image": ({"path": "pixel.png"}, "pixel.png: PNG image, 1×1 pixels"),
 }
 
 
@@ -230,6 +232,7 @@ def test_a_fork_runs_when_the_private_modules_cannot_be_imported(
     work = tmp_path / "work"
     work.mkdir()
     (work / "notes.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    (work / "pixel.png").write_bytes(png(1, 1))
     arguments, expected = CALLS[tool]
     command = ["tools", "call", f"local/{tool}", json.dumps(arguments)]
     options = ["--config", str(project / "raw.json"), "--cwd", str(work), "--approve", "--json"]

@@ -10,7 +10,7 @@ working when ``raw-builtin-tools`` is upgraded, as long as this package keeps it
   documents (including the error codes a model reads). A release may add names, optional
   keyword parameters and new error codes.
 * **What may change:** which submodule (``lines``, ``paths``, ``patch``, ``hunks``, ``atomic``,
-  ``workspace``, ``edits``, ``processes``, ``background``, ``output_log``,
+  ``workspace``, ``edits``, ``processes``, ``background``, ``output_log``, ``images``,
   ``shell``, ``shell_records``, ``shell_words``, ``wrappers``) defines a name, anything
   not in ``__all__``, anything named with a leading underscore, and the modules named
   with one anywhere in ``raw_builtin_tools``. Import from the package, not from a
@@ -48,7 +48,10 @@ The parts, by what a tool needs them for:
   of :class:`BackgroundProcess` entries, each in a process group of its own with its
   output in a bounded :class:`OutputLog` (:data:`OUTPUT_BYTES` on disk, read as
   :class:`OutputChunk` pieces) under :func:`process_state_dir`; an action that cannot be
-  done raises :class:`ProcessProblem` with a stable code.
+  done raises :class:`ProcessProblem` with a stable code;
+* images: :func:`read_image` checks a PNG or JPEG by its content, within
+  :data:`MAX_IMAGE_BYTES` and :data:`MAX_IMAGE_SIDE`, into an :class:`ImageFile`, or
+  raises :class:`ImageProblem`.
 """
 
 from __future__ import annotations
@@ -73,6 +76,13 @@ from raw_builtin_tools.toolkit.edits import (
     replace_text,
 )
 from raw_builtin_tools.toolkit.hunks import apply_hunks
+from raw_builtin_tools.toolkit.images import (
+    MAX_IMAGE_BYTES,
+    MAX_IMAGE_SIDE,
+    ImageFile,
+    ImageProblem,
+    read_image,
+)
 from raw_builtin_tools.toolkit.lines import join_lines, split_lines, surrogate_problem
 from raw_builtin_tools.toolkit.output_log import OUTPUT_BYTES, SEGMENT_BYTES, OutputChunk, OutputLog
 from raw_builtin_tools.toolkit.patch import (
@@ -112,6 +122,8 @@ __all__ = [
     "MAX_COMMAND_DEPTH",
     "MAX_COMMAND_NODES",
     "MAX_COMMAND_PROGRAMS",
+    "MAX_IMAGE_BYTES",
+    "MAX_IMAGE_SIDE",
     "MAX_OPERATIONS",
     "MAX_PARSE_SECONDS",
     "MAX_PROCESSES",
@@ -126,6 +138,8 @@ __all__ = [
     "EditError",
     "Hunk",
     "HunkMismatch",
+    "ImageFile",
+    "ImageProblem",
     "LineKind",
     "Operation",
     "Outcome",
@@ -154,6 +168,7 @@ __all__ = [
     "patch_update",
     "path_problem",
     "process_state_dir",
+    "read_image",
     "render_patch",
     "replace_lines",
     "replace_text",

@@ -16,7 +16,7 @@ from raw_core._identity import parse_identity
 from raw_core.errors import ConfigInvalid
 
 if TYPE_CHECKING:
-    from raw_core.config._model import BackendConfig, ConfigSection, _ConfigFile
+    from raw_core.config._model import AgentConfig, BackendConfig, ConfigSection, _ConfigFile
     from raw_core.sessions.backend import SessionBackendRecord
 
 __all__ = [
@@ -265,6 +265,7 @@ def reference_problems(parsed: _ConfigFile) -> list[FieldProblem]:
                     message=f"model {agent.model!r} is not defined in models (defined: {known})",
                 )
             )
+        found += _vision_problems(parsed, name, agent)
         for index, var in enumerate(agent.vars.use):
             if var not in parsed.vars:
                 found.append(
@@ -285,3 +286,25 @@ def reference_problems(parsed: _ConfigFile) -> list[FieldProblem]:
                     )
                 seen.add(item)
     return found
+
+
+VISION_TOOLS: Final = frozenset({"builtin/view_image"})
+"""Tools whose results are images: an agent's model must accept them (``vision: true``)."""
+
+
+def _vision_problems(parsed: _ConfigFile, name: str, agent: AgentConfig) -> list[FieldProblem]:
+    """An agent that selects a tool of :data:`VISION_TOOLS` names a model with ``vision:
+    true`` (an agent without a model gets its provider from the application: not checked)."""
+    model = parsed.models.get(agent.model) if agent.model is not None else None
+    if model is None or model.vision:
+        return []
+    return [
+        FieldProblem(
+            path=f"$.agents.{name}.tools.use[{index}]",
+            message=f"{identity} returns images, and model {agent.model!r} does not accept"
+            f" them: set models.{agent.model}.vision to true for a model that does, or"
+            " remove the tool",
+        )
+        for index, identity in enumerate(agent.tools.use)
+        if identity in VISION_TOOLS
+    ]
