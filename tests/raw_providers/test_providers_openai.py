@@ -286,12 +286,21 @@ async def test_chat_images_for_a_vision_model() -> None:
         {"type": "text", "text": "what is this?"},
         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
     ]
-    assert messages[3]["role"] == "tool"
-    assert messages[3]["content"].startswith("a picture")
-    assert messages[4]["role"] == "user"  # images of tool results follow the results
-    assert messages[4]["content"][1] == {
-        "type": "image_url",
-        "image_url": {"url": f"data:image/png;base64,{PNG}"},
+    assert messages[3] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "a picture\n[image 1: in the user message after the tool results]",
+    }
+    assert messages[4] == {  # images of tool results follow the results, each labelled
+        "role": "user",
+        "content": [
+            {
+                "type": "text",
+                "text": "The images the tool calls above returned, each after its label:",
+            },
+            {"type": "text", "text": "image 1 (tool call c1):"},
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+        ],
     }
 
 

@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 
 __all__ = ["chat_events", "chat_messages", "chat_params"]
 
+IMAGES_NOTE = "The images the tool calls above returned, each after its label:"
+"""The first part of the user message that carries tool results' images."""
+
 _FINISH: dict[str, StopReason] = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -84,11 +87,15 @@ def chat_messages(request: ModelRequest, names: WireNames, *, vision: bool) -> l
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
+    # A tool message takes text only: each image of a run of tool results is numbered, its
+    # result points to it by number, and one user message right after the run carries
+    # them, each after its label. Built from the stored results alone, so the same history
+    # always gives the same messages and the request prefix stays stable.
     images: list[dict[str, Any]] = []
 
     def flush_images() -> None:
         if images:
-            note = {"type": "text", "text": "The images the tool calls above returned, in order:"}
+            note = {"type": "text", "text": IMAGES_NOTE}
             messages.append({"role": "user", "content": [note, *images]})
             images.clear()
 
@@ -96,12 +103,19 @@ def chat_messages(request: ModelRequest, names: WireNames, *, vision: bool) -> l
         if isinstance(message, ToolResultMessage):
             text = result_text(message.content, vision=vision)
             if vision:
-                attached = [b for b in message.content if isinstance(b, ImageBlock)]
-                images.extend(
-                    {"type": "image_url", "image_url": {"url": data_url(b)}} for b in attached
-                )
-                if attached:
-                    text = f"{text}\n[{len(attached)} image(s) follow in the next message]".strip()
+                numbers: list[str] = []
+                for block in message.content:
+                    if isinstance(block, ImageBlock):
+                        numbers.append(str(len(images) // 2 + 1))
+                        label = f"image {numbers[-1]} (tool call {message.tool_call_id}):"
+                        images.append({"type": "text", "text": label})
+                        images.append({"type": "image_url", "image_url": {"url": data_url(block)}})
+                if numbers:
+                    which = "image " if len(numbers) == 1 else "images "
+                    pointer = (
+                        f"[{which}{', '.join(numbers)}: in the user message after the tool results]"
+                    )
+                    text = f"{text}\n{pointer}".strip()
             messages.append(
                 {"role": "tool", "tool_call_id": message.tool_call_id, "content": text or "(empty)"}
             )
