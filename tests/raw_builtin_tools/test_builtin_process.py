@@ -313,6 +313,7 @@ async def test_input_signals_and_waits(
                 {"action": "wait", "name": "nap"},
                 {"action": "signal", "name": "nap", "signal": "KILL"},
                 {"action": "start", "name": "bad", "argv": [str(tmp_path / "missing")]},
+                {"action": "start", "name": "nowhere", "argv": ["true"], "cwd": "gone"},
             ),
             call({"action": "start", "name": "nap", "argv": ["true"]}),
             Reply(text="done"),
@@ -330,12 +331,14 @@ async def test_input_signals_and_waits(
     assert "cat exited with code 0" in rows
     assert "bytes 0-7 of 7; exited with code 0\nhéllo\n" in rows
     assert "bytes 7-7 of 7; exited with code 0; no new output" in rows
-    assert "[6/12] error (input_closed): write cat" in rows
+    assert "[6/13] error (input_closed): write cat" in rows
     assert "nap is still running after 0 s of waiting" in rows
     assert "sent SIGTERM to the process group of nap" in rows
     assert "nap terminated by SIGTERM" in rows
-    assert "[11/12] error (process_exited): signal nap SIGKILL" in rows
-    assert "[12/12] error (spawn_failed): start bad" in rows
+    assert "[11/13] error (process_exited): signal nap SIGKILL" in rows
+    assert "[12/13] error (spawn_failed): start bad" in rows
+    gone = f"the folder to run in, {tmp_path}/gone, does not exist"
+    assert f"[13/13] error (spawn_failed): start nowhere: true\n{gone}" in rows
     assert "[1/1] ok: start nap: true" in again  # an exited process's name is reused
 
 

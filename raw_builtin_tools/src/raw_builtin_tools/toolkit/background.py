@@ -359,6 +359,8 @@ class ProcessTable:
                     f"{self.limit} processes run already, the most a session keeps: stop one first",
                 )
             old = min(exited, key=lambda p: p.ended or 0.0)
+        if not os.path.isdir(cwd):
+            raise ProcessProblem("spawn_failed", f"the folder to run in, {cwd}, does not exist")
         self._count += 1
         folder = self._table_folder() / f"p{self._count}"
         folder.mkdir(mode=0o700)

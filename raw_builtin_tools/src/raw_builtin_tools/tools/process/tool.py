@@ -292,12 +292,17 @@ async def handler(args: Mapping[str, Any], context: ToolContext) -> BatchResult:
     actions = list(args["actions"])
     labels = [_label(entry) for entry in actions]
     batch = context.progress.start(labels)
-    if context.resources is None:
+    table = None
+    if context.resources is not None and not context.resources.closed:
+        try:
+            table = context.resources.get(KEY, ProcessTable)
+        except RuntimeError:  # the session ended meanwhile
+            table = None
+    if table is None:
         batch.error(labels[0], "process_unavailable", "processes need a session to live in")
         for label in labels[1:]:
             batch.skipped(label, "not run: processes need a session")
         return batch
-    table = context.resources.get(KEY, ProcessTable)
     refused = _precheck(actions, table)
     if refused is not None:
         failed, code, message = refused
