@@ -367,6 +367,6 @@ def test_every_built_in_descriptor_is_listed_with_its_bounds() -> None:
         for name, folder in host.tool_folders()["builtin"].items()
         if loader.load(folder.path, identity=f"builtin/{name}").describe_effects is not None
     ]
-    assert described == ["builtin/bash", "builtin/write_file"]
+    assert described == ["builtin/bash", "builtin/process", "builtin/write_file"]
     for identity in described:
         assert f"`{identity}`" in bounds

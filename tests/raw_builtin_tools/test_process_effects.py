@@ -10,7 +10,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from raw_builtin_tools.toolkit import MAX_COMMAND_BYTES
 from raw_core import freeze, load_agent, load_config
 from raw_core.agent import Agent
 from raw_core.cli.config import STARTER_RULES
@@ -114,3 +117,43 @@ def test_the_page_s_examples_are_valid_and_have_the_effects_shown(starter: Agent
     tool.input_validator.validate(first)
     assert tool.validate_args is not None
     assert tool.validate_args(first) is None
+
+
+TOKENS = ["rm", "sudo", "bash", "-c", "$x", "$(", ")", "'", '"', ";", "|", ">", "x", " ", "é"]
+WORDS = st.lists(st.sampled_from(TOKENS), max_size=30).map("".join)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.one_of(
+            WORDS.filter(str.strip).map(lambda text: {"command": text}),
+            st.lists(WORDS, min_size=1, max_size=8)
+            .filter(lambda argv: bool(argv[0]))
+            .map(lambda argv: {"argv": argv}),
+        ),
+        min_size=1,
+        max_size=16,
+    )
+)
+def test_any_batch_of_starts_has_effects_that_fit_the_schema(
+    starter: Agent, starts: list[dict[str, Any]]
+) -> None:
+    actions = [start(name=f"p{i}", **how) for i, how in enumerate(starts)]
+    found = effects(starter, "process", {"actions": actions})
+    assert len(found["commands"]) == len(starts)
+    json.dumps(found, ensure_ascii=False).encode("utf-8")
+
+
+def test_the_starts_of_one_call_share_bash_s_budget(starter: Agent) -> None:
+    """As for bash: one call parses at most twice a command's limit, in all."""
+    big = "cat > f <<'EOF'\n" + "x" * (MAX_COMMAND_BYTES - 100) + "\nEOF"
+    actions = [start(name=f"p{i}", command=big) for i in range(4)]
+    found = effects(starter, "process", {"actions": [*actions, start(name="q", argv=["ls"])]})
+    assert [entry["flags"] for entry in found["commands"]] == [
+        [],
+        [],
+        ["unparsed"],
+        ["unparsed"],
+        [],
+    ]
