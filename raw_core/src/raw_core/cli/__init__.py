@@ -38,7 +38,43 @@ __all__ = ["cli", "main"]
 class _Raw(click.Group):
     """The ``raw`` group: a Ctrl-C that reaches a command as ``KeyboardInterrupt`` (outside
     the commands that receive it as an event) exits 130, as the shell reports SIGINT,
-    rather than click's "Aborted!" and 1."""
+    rather than click's "Aborted!" and 1.
+
+    The plug-ins' commands (``raw_register_commands``, such as raw-acp's ``raw acp``) are
+    added the first time a name raw does not have is asked for, or the commands are
+    listed: a built-in command never loads the plug-ins for it, and a plug-in cannot
+    replace one."""
+
+    _plugins_added = False
+
+    def _add_plugin_commands(self) -> None:
+        if self._plugins_added:
+            return
+        self._plugins_added = True
+        from raw_core import PluginHost
+        from raw_core.errors import RawError
+
+        host = PluginHost()
+        try:
+            host.load_entry_points()
+        except RawError:
+            return  # the command that needs the plug-ins reports it
+        offered = click.Group()
+        host.hook.raw_register_commands(cli=offered)
+        for name, command in offered.commands.items():
+            if name not in self.commands:
+                self.add_command(command, name)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None:
+            self._add_plugin_commands()
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_plugin_commands()
+        return super().list_commands(ctx)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

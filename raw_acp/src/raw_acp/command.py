@@ -1,0 +1,110 @@
+"""``raw acp``: the process around the server — its pipes, its log, its exit.
+
+Standard output must carry protocol messages only, whatever a tool, a plug-in or a
+library prints, and a child process must not read the client's messages. So the command
+first moves the two pipes to descriptors of its own: the client's messages are read from
+a copy of stdin, raw's messages written to a copy of stdout, while descriptor 0 becomes
+``/dev/null`` and descriptor 1 a copy of stderr (``print`` lands in the log, not the
+protocol). The log goes to stderr or ``--log-file``; a Python traceback never reaches
+stdout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+
+from raw_core.errors import RawError
+
+if TYPE_CHECKING:
+    from acp import Agent
+
+__all__ = ["run_command", "serve"]
+
+logger = logging.getLogger("raw_acp")
+
+
+def _take_stdio() -> tuple[int, int]:
+    """``(read_fd, write_fd)`` of the protocol; fds 0 and 1 no longer reach the client."""
+    sys.stdout.flush()
+    read_fd, write_fd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return read_fd, write_fd
+
+
+def _log_to(log_file: Path | None, level: str) -> None:
+    handler: logging.Handler = (
+        logging.FileHandler(log_file) if log_file is not None else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("raw acp %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+
+
+async def serve(
+    app: Any,
+    read_fd: int,
+    write_fd: int,
+    *,
+    agent: str | None = None,
+    max_message_bytes: int | None = None,
+) -> None:
+    """Serve ACP on ``read_fd`` / ``write_fd`` through ``app`` until the client closes its
+    end; then cancel what runs and close the sessions. Runs on anyio's asyncio backend."""
+    from acp.agent.connection import AgentSideConnection
+
+    from raw_acp._wire import DEFAULT_MAX_MESSAGE_BYTES, open_stdio_transport
+    from raw_acp.server import RawAgent
+
+    transport = await open_stdio_transport(
+        read_fd, write_fd, max_message_bytes=max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
+    )
+    async with anyio.create_task_group() as group:
+        server = RawAgent(app, group, agent=agent)
+        # RawAgent has the methods raw supports; the SDK answers the others with
+        # "method not found", so it is not the SDK's whole Agent protocol.
+        connection = AgentSideConnection(
+            cast("Agent", server), transport, listening=False, use_unstable_protocol=True
+        )
+        try:
+            await connection.listen()
+        except Exception:
+            logger.exception("the connection failed")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await server.shutdown()
+                await connection.close()
+            group.cancel_scope.cancel()
+
+
+def run_command(
+    *, config_path: Path | None, agent: str | None, log_file: Path | None, log_level: str
+) -> None:
+    """The body of ``raw acp``: exits 0 when the client closed, 2 for a config error."""
+    read_fd, write_fd = _take_stdio()
+    _log_to(log_file, log_level)
+
+    async def main() -> None:
+        from raw_core import App
+
+        async with App.open(config_path) as app:
+            await serve(app, read_fd, write_fd, agent=agent)
+
+    try:
+        anyio.run(main, backend="asyncio")
+    except RawError as exc:
+        field = f" ({exc.field})" if exc.field else ""
+        print(f"raw acp: {exc.code}: {exc.message}{field}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    sys.exit(0)

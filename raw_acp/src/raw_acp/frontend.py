@@ -1,0 +1,155 @@
+"""The ACP client as a raw front end: a turn's events become ``session/update``s, an ask
+becomes ``session/request_permission``, an ``acp_plan`` panel a ``plan``.
+
+Events arrive synchronously on the event loop, and the protocol's updates are sent
+asynchronously, in order: each update goes into the connection's :class:`Outbox`, one
+task sends them one after the other, and whoever needs the client to have seen every
+update so far (an approval, the end of a turn) waits for the outbox to drain first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.abc
+from acp.schema import AgentMessageChunk, PermissionOption, TextContentBlock
+
+from raw_acp import updates
+from raw_core import ApprovalAnswer, ApprovalRequest, BaseFrontEnd, PanelUpdate, thaw
+from raw_core.errors import ApprovalUnavailable
+from raw_core.runtime.events import LoopEvent, TextDelta, ToolCallFinished, ToolCallStarted
+
+__all__ = ["ALLOW", "REJECT", "AcpFrontEnd", "Outbox"]
+
+logger = logging.getLogger("raw_acp")
+
+ALLOW = "allow_once"
+"""The option id of "allow once" in a permission request."""
+REJECT = "reject_once"
+"""The option id of "reject once"."""
+
+_OPTIONS = [
+    PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once"),
+    PermissionOption(option_id=REJECT, name="Reject once", kind="reject_once"),
+]
+
+
+class Outbox:
+    """The connection's ordered queue of session updates, and the one task that sends
+    them (:meth:`run`, in the server's task group)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._send, self._receive = anyio.create_memory_object_stream[
+            tuple[str, Any] | anyio.Event
+        ](float("inf"))
+
+    def put(self, session_id: str, update: Any) -> None:
+        """Queue one update of ``session_id``."""
+        self._send.send_nowait((session_id, update))
+
+    async def drain(self) -> None:
+        """Wait until every update queued so far was sent (or failed to be)."""
+        done = anyio.Event()
+        self._send.send_nowait(done)
+        await done.wait()
+
+    async def run(self) -> None:
+        """Send the queued updates in order, for as long as the server runs."""
+        async with self._receive:
+            async for item in self._receive:
+                if isinstance(item, anyio.Event):
+                    item.set()
+                    continue
+                session_id, update = item
+                try:
+                    await self._client.session_update(session_id=session_id, update=update)
+                except Exception as exc:  # the client is gone: the turn is being cancelled
+                    logger.debug("a session update was not sent: %s", exc)
+
+
+class AcpFrontEnd(BaseFrontEnd):
+    """One ACP session's front end (see the module docstring). ``identities`` maps the
+    model-facing tool names of the session's agent to their identities."""
+
+    name = "acp"
+    can_approve = True
+
+    def __init__(self, outbox: Outbox, client: Any, *, cwd: str | None) -> None:
+        self.outbox = outbox
+        self._client = client
+        self.session_id = ""
+        self.cwd = cwd
+        self.identities: Mapping[str, str] = {}
+
+    def on_event(self, event: LoopEvent) -> None:
+        """Translate the events an ACP client shows; ignore the rest."""
+        if isinstance(event, TextDelta):
+            if event.text:
+                chunk = AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=event.text),
+                )
+                self.outbox.put(self.session_id, chunk)
+        elif isinstance(event, ToolCallStarted):
+            self.outbox.put(
+                self.session_id,
+                updates.started_update(
+                    event.tool_call_id,
+                    event.name,
+                    self.identities.get(event.name),
+                    event.arguments,
+                ),
+            )
+        elif isinstance(event, ToolCallFinished):
+            self.outbox.put(
+                self.session_id,
+                updates.finished_update(
+                    event.tool_call_id,
+                    event.identity,
+                    event.status,
+                    event.code,
+                    event.effects,
+                    event.full_content,
+                    self.cwd,
+                ),
+            )
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | bool:
+        """``session/request_permission`` with the effects apart from the arguments:
+        allowed once or rejected once. A client that answers with an error, or is gone,
+        cannot be asked: the call ends as ``approval_unavailable``, as in a pipe."""
+        await self.outbox.drain()  # the client has seen the call it is asked about
+        tool_call = updates.approval_tool_call(
+            request.tool_call_id,
+            request.identity,
+            thaw(request.arguments),
+            thaw(request.effects),
+            request.reason,
+            self.cwd,
+        )
+        try:
+            response = await self._client.request_permission(
+                session_id=self.session_id, tool_call=tool_call, options=_OPTIONS
+            )
+        except Exception as exc:
+            raise ApprovalUnavailable(
+                f"{request.identity} needs approval and the ACP client could not be asked: {exc}",
+                tool=request.identity,
+            ) from None
+        outcome = response.outcome
+        if getattr(outcome, "outcome", None) == "selected":
+            approved = outcome.option_id == ALLOW
+            return ApprovalAnswer(approved=approved, by=self.name, message=None)
+        return ApprovalAnswer(
+            approved=False, by=self.name, message="the client cancelled the request"
+        )
+
+    async def show_panel(self, update: PanelUpdate) -> None:
+        """An ``acp_plan`` panel's checklist as a ``plan``, on every revision."""
+        plan = updates.plan_update(thaw(update.declaration), update.document)
+        if plan is not None:
+            self.outbox.put(self.session_id, plan)
