@@ -211,7 +211,7 @@ def _wait_for_queue_owner(home: Path) -> None:
     raise AssertionError("acpx's background process outlived its --ttl")
 
 
-MCP_REPLIES = [
+MCP_REPLIES: list[dict[str, Any]] = [
     {
         "text": "Asking the clock.",
         "tool_calls": [{"name": "get_current_time", "arguments": {"timezone": "UTC"}}],
