@@ -87,7 +87,12 @@ async def serve(
 
 
 def run_command(
-    *, config_path: Path | None, agent: str | None, log_file: Path | None, log_level: str
+    *,
+    config_path: Path | None,
+    agent: str | None,
+    log_file: Path | None,
+    log_level: str,
+    max_message_bytes: int | None = None,
 ) -> None:
     """The body of ``raw acp``: exits 0 when the client closed, 2 for a config error."""
     read_fd, write_fd = _take_stdio()
@@ -97,7 +102,9 @@ def run_command(
         from raw_core import App
 
         async with App.open(config_path) as app:
-            await serve(app, read_fd, write_fd, agent=agent)
+            await serve(
+                app, read_fd, write_fd, agent=agent, max_message_bytes=max_message_bytes
+            )
 
     try:
         anyio.run(main, backend="asyncio")

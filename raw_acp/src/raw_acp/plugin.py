@@ -59,8 +59,19 @@ def raw_register_commands(cli: click.Group) -> None:
         show_default=True,
         help="How much to log.",
     )
+    @click.option(
+        "--max-message-bytes",
+        type=click.IntRange(min=1024),
+        default=16 * 1024 * 1024,
+        show_default=True,
+        help="The longest message (one line) raw reads; a longer one is refused.",
+    )
     def acp(
-        config_path: Path | None, agent_name: str | None, log_file: Path | None, log_level: str
+        config_path: Path | None,
+        agent_name: str | None,
+        log_file: Path | None,
+        log_level: str,
+        max_message_bytes: int,
     ) -> None:
         """Serve raw's sessions over the Agent Client Protocol on stdin and stdout.
 
@@ -72,5 +83,9 @@ def raw_register_commands(cli: click.Group) -> None:
         from raw_acp.command import run_command
 
         run_command(
-            config_path=config_path, agent=agent_name, log_file=log_file, log_level=log_level
+            config_path=config_path,
+            agent=agent_name,
+            log_file=log_file,
+            log_level=log_level,
+            max_message_bytes=max_message_bytes,
         )
