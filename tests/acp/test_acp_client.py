@@ -14,7 +14,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import IO, Any, cast
 
 import anyio
 import anyio.abc
@@ -27,14 +27,14 @@ from tests.acp.conftest import Project
 
 pytestmark = pytest.mark.anyio
 
-READ_NOTE = [
+READ_NOTE: list[dict[str, Any]] = [
     {
         "text": "I'll read the note.",
         "tool_calls": [{"name": "read_file", "arguments": {"files": [{"path": "notes.txt"}]}}],
     },
     {"text": "The note says to buy milk."},
 ]
-SLEEP = [
+SLEEP: list[dict[str, Any]] = [
     {
         "text": "Waiting.",
         "tool_calls": [{"name": "bash", "arguments": {"commands": [{"command": "sleep 60"}]}}],
@@ -74,11 +74,16 @@ class Recorder:
         return [update["sessionUpdate"] for update in self.updates]
 
 
+def _log(project: Project) -> IO[bytes]:
+    """Where ``raw acp`` writes its stderr (checked for tracebacks at the end)."""
+    return open(project.root / "raw-acp.log", "ab")
+
+
 @asynccontextmanager
 async def connected(project: Project, client: Recorder) -> AsyncIterator[Any]:
     """A ``raw acp`` process and the SDK's connection to it, initialized."""
     log = project.root / "raw-acp.log"
-    with open(log, "ab") as stderr:
+    with _log(project) as stderr:
         async with spawn_agent_process(
             cast(Client, client),
             *project.acp_argv(),
@@ -136,7 +141,9 @@ async def test_an_unknown_session_cannot_be_loaded(project: Project) -> None:
     async with connected(project, Recorder()) as conn:
         with pytest.raises(RequestError) as caught:
             await conn.load_session(cwd=str(project.work), session_id="0" * 32, mcp_servers=[])
-    assert caught.value.data["code"] == "session_not_found"
+    data = caught.value.data
+    assert isinstance(data, dict)
+    assert data["code"] == "session_not_found"
 
 
 TODO = {
@@ -219,7 +226,8 @@ class Pipes:
 
     def __init__(self, process: anyio.abc.Process) -> None:
         self.process = process
-        assert process.stdin is not None and process.stdout is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
         self.stdin = process.stdin
         self.stdout = BufferedByteReceiveStream(process.stdout)
         self.lines: list[bytes] = []
@@ -250,7 +258,7 @@ class Pipes:
 
 @asynccontextmanager
 async def pipes(project: Project, *extra: str) -> AsyncIterator[Pipes]:
-    log = open(project.root / "raw-acp.log", "ab")  # noqa: SIM115 (closed below)
+    log = _log(project)
     try:
         async with await anyio.open_process(
             project.acp_argv(*extra), env=project.env, cwd=project.work, stderr=log
@@ -352,15 +360,11 @@ async def test_a_client_that_disconnects_mid_turn_leaves_a_valid_session(
             code = await wire.process.wait()
         assert code == 0
     # The turn was cancelled and recorded; the session is not locked and opens again.
-    shown = subprocess.run(
-        project.raw("sessions", "show", session_id, "--json"),
-        env=project.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert shown.returncode == 0, shown.stderr
-    assert '"error_code": "cancelled"' in shown.stdout, shown.stdout
+    with anyio.fail_after(60):
+        shown = await anyio.run_process(
+            project.raw("sessions", "show", session_id, "--json"), env=project.env
+        )
+    assert '"error_code": "cancelled"' in shown.stdout.decode()
     project.write([{"text": "Back again."}], use=["builtin/bash"])
     client = Recorder()
     async with connected(project, client) as conn:

@@ -102,9 +102,7 @@ def run_command(
         from raw_core import App
 
         async with App.open(config_path) as app:
-            await serve(
-                app, read_fd, write_fd, agent=agent, max_message_bytes=max_message_bytes
-            )
+            await serve(app, read_fd, write_fd, agent=agent, max_message_bytes=max_message_bytes)
 
     try:
         anyio.run(main, backend="asyncio")
