@@ -4,7 +4,8 @@ Each test plays a recording through raw's replay provider and checks acpx's JSON
 transcript (``--format json``: every JSON-RPC message both ways): streamed text and a
 tool call with its kind and result, an ask rule approved (``--approve-all``) and denied
 (``--deny-all``), a cancel from a second acpx process, and MCP servers handed over from
-acpx's own config when the raw config opts in.
+acpx's own config when the raw config opts in (the refusal without the opt-in is checked
+without a process, in test_acp_units.py).
 """
 
 from __future__ import annotations
@@ -244,12 +245,3 @@ def test_mcp_servers_from_acpx_are_used_when_the_config_opts_in(
     finished = [u for u in found if u["sessionUpdate"] == "tool_call_update"]
     assert finished[-1]["status"] == "completed"
     assert "UTC" in finished[-1]["content"][0]["content"]["text"]
-
-
-def test_mcp_servers_from_acpx_are_refused_without_the_opt_in(acpx: Acpx, project: Project) -> None:
-    project.write(MCP_REPLIES, use=[])
-    done = acpx.run(project, "--approve-all", "exec", "what time is it?", home=_mcp_home(project))
-    assert done.returncode != 0
-    transcript = messages(done.stdout)
-    error = _result(transcript, "session/new")
-    assert "client_mcp_servers" in json.dumps(error)

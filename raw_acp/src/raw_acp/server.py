@@ -281,3 +281,5 @@ class RawAgent:
                 await live.idle.wait()
         for live in list(self._live.values()):
             live.closed.set()
+        if self.outbox is not None:
+            self.outbox.close()
