@@ -98,3 +98,59 @@ class TestTerminalFrontEnd(FrontEndContract):
             return TerminalFrontEnd(seen.on_event, reader)
 
         return seen.case(make)
+
+
+class _Wire:
+    """The ACP client at the wire edge: what raw sent it, answering permission requests
+    with a fixed option."""
+
+    def __init__(self, seen: Recorder, approves: bool | None) -> None:
+        self._seen = seen
+        self._approves = approves
+        self.updates: list[Any] = []
+
+    def put(self, session_id: str, update: Any) -> None:
+        self.updates.append(update)
+
+    def put_text(self, session_id: str, text: str) -> None:
+        self.updates.append(text)
+
+    async def drain(self) -> None:
+        """Everything is sent at once here."""
+
+    async def request_permission(self, *, session_id: str, tool_call: Any, options: Any) -> Any:
+        from acp.schema import RequestPermissionResponse
+
+        shown = tool_call.field_meta["raw"]
+        self._seen.asked.append((shown["identity"], shown["effects"]))
+        option = "allow_once" if self._approves else "reject_once"
+        return RequestPermissionResponse.model_validate(
+            {"outcome": {"outcome": "selected", "optionId": option}}
+        )
+
+
+class TestAcpFrontEnd(FrontEndContract):
+    """raw-acp's front end, its client a recorder at the wire edge. A session whose
+    client may not be asked does not exist over ACP (every client answers
+    ``session/request_permission``); the case that cannot ask is the same front end told
+    so."""
+
+    @pytest.fixture
+    def front_end_case(self) -> FrontEndCase:
+        from raw_acp.frontend import AcpFrontEnd
+
+        seen = Recorder()
+
+        class Recording(AcpFrontEnd):
+            def on_event(self, event: Any) -> None:
+                seen.on_event(event)
+                super().on_event(event)
+
+        def make(approves: bool | None) -> FrontEnd:
+            wire = _Wire(seen, approves)
+            front_end = Recording(wire, wire, cwd=None)  # type: ignore[arg-type]
+            if approves is None:
+                front_end.can_approve = False
+            return front_end
+
+        return seen.case(make)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import raw_acp
 import raw_builtin_tools
 import raw_core
 import raw_mcp
@@ -34,6 +35,7 @@ DISTRIBUTIONS = {
     "raw_providers": Path(raw_providers.__file__).parent,
     "raw_store_postgres": Path(raw_store_postgres.__file__).parent,
     "raw_mcp": Path(raw_mcp.__file__).parent,
+    "raw_acp": Path(raw_acp.__file__).parent,
 }
 
 
