@@ -400,3 +400,51 @@ def test_the_plugin_adds_the_command(tmp_path: Path) -> None:
     )
     assert done.returncode == 0
     assert "acp" in done.stdout.split()
+
+
+NOISY = """
+import os
+import sys
+
+
+def handler(args, context):
+    print("a tool that prints")
+    os.write(1, b"and one that writes to fd 1\\n")
+    read = sys.stdin.read()
+    return {"content": [{"type": "text", "text": f"read {len(read)} bytes of stdin"}]}
+"""
+
+
+async def test_a_tools_output_never_reaches_the_protocol(project: Project) -> None:
+    folder = project.root / "tools" / "noisy"
+    folder.mkdir(parents=True)
+    manifest = {
+        "api_version": 2,
+        "id": "noisy",
+        "version": "1.0.0",
+        "name": "noisy",
+        "description": "Print, write to fd 1 and read stdin.",
+        "input_schema": {"type": "object"},
+        "entry": "./tool.py",
+    }
+    (folder / "tool.json").write_text(json.dumps(manifest))
+    (folder / "tool.py").write_text(NOISY)
+    project.write(
+        [{"text": "", "tool_calls": [{"name": "noisy", "arguments": {}}]}, {"text": "ok"}],
+        use=["agent/noisy"],
+    )
+    async with pipes(project) as wire:
+        await wire.request(1, "initialize", INITIALIZE)
+        created = await wire.request(2, "session/new", {"cwd": str(project.work), "mcpServers": []})
+        prompt = {
+            "sessionId": created["result"]["sessionId"],
+            "prompt": [{"type": "text", "text": "make noise"}],
+        }
+        ended = await wire.request(3, "session/prompt", prompt)  # every line parsed as JSON
+        assert ended["result"] == {"stopReason": "end_turn"}
+    shown = b"".join(wire.lines).decode()
+    assert "read 0 bytes of stdin" in shown
+    assert "a tool that prints" not in shown
+    log = (project.root / "raw-acp.log").read_text()
+    assert "a tool that prints" in log
+    assert "and one that writes to fd 1" in log
