@@ -355,6 +355,13 @@ async def test_a_client_that_disconnects_mid_turn_leaves_a_valid_session(
     project.write(SLEEP, use=["builtin/bash"])
     async with pipes(project) as wire:
         session_id = await _start_sleeping_turn(wire, project)
+        # A prompt refused during the turn does not make the turn look finished.
+        again = await wire.request(
+            4,
+            "session/prompt",
+            {"sessionId": session_id, "prompt": [{"type": "text", "text": "x"}]},
+        )
+        assert again["error"]["data"]["code"] == "turn_in_progress"
         await wire.stdin.aclose()  # the client is gone
         with anyio.fail_after(30):
             code = await wire.process.wait()

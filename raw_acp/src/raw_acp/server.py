@@ -43,6 +43,7 @@ from raw_acp.client_mcp import ClientServers, client_mcp_app
 from raw_acp.frontend import AcpFrontEnd, Outbox
 from raw_acp.history import replay
 from raw_core import App, RawError, Session
+from raw_core.errors import TurnInProgress
 
 __all__ = ["RawAgent", "prompt_text", "request_error"]
 
@@ -194,14 +195,17 @@ class RawAgent:
                 }
             )
         assert self.outbox is not None
+        if not live.idle.is_set():
+            busy = TurnInProgress(f"session {session_id} is running a turn", session_id=session_id)
+            raise request_error(busy)
         text = prompt_text(prompt)
-        live.idle = anyio.Event()
+        idle = live.idle = anyio.Event()
         try:
             ended = await live.session.run_turn(text)
-        except RawError as exc:  # turn_in_progress, a store that failed
+        except RawError as exc:  # a turn another front end runs, a store that failed
             raise request_error(exc) from None
         finally:
-            live.idle.set()
+            idle.set()
         await self.outbox.drain()
         if ended.reason == "error":
             error = ended.error or {}
