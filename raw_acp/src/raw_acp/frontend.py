@@ -133,12 +133,18 @@ class AcpFrontEnd(BaseFrontEnd):
     name = "acp"
     can_approve = True
 
-    def __init__(self, outbox: Outbox, client: Any, *, cwd: str | None) -> None:
+    def __init__(
+        self, outbox: Outbox, client: Any, *, cwd: str | None, can_elicit: bool = False
+    ) -> None:
         self.outbox = outbox
         self._client = client
         self.session_id = ""
         self.cwd = cwd
         self.identities: Mapping[str, str] = {}
+        self.can_elicit = can_elicit
+        """Whether the client advertised form elicitation (``elicitation.form``): where an
+        interaction request (``ask_user``) will become ``elicitation/create``. Until raw
+        has interaction requests, :meth:`interact` is the base one: not available."""
 
     def on_event(self, event: LoopEvent) -> None:
         """Translate the events an ACP client shows; ignore the rest."""

@@ -227,7 +227,13 @@ class RawAgent:
             )
         servers = ClientServers.parse(mcp_servers, self.app.config)
         assert self.outbox is not None
-        front_end = AcpFrontEnd(self.outbox, self._client, cwd=cwd)
+        elicitation = self.client_capabilities.elicitation
+        front_end = AcpFrontEnd(
+            self.outbox,
+            self._client,
+            cwd=cwd,
+            can_elicit=elicitation is not None and elicitation.form is not None,
+        )
         try:
             live: _Live = await self._group.start(
                 self._hold, session_id, cwd, front_end, servers, name="raw acp session"

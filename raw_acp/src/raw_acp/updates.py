@@ -32,6 +32,7 @@ __all__ = [
     "effects_content",
     "finished_update",
     "locations",
+    "plan_entries",
     "plan_update",
     "result_content",
     "started_update",
