@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.lowlevel
@@ -41,11 +41,12 @@ from raw_core.errors import (
 from raw_core.sessions.backend import (
     MAX_TOOL_OUTPUT_BYTES,
     ApprovalAnswer,
-    ApprovalEntry,
     DisplayItem,
+    InteractionAnswer,
     ModelOnly,
     PanelUpdate,
     PendingRequest,
+    RequestEntry,
     SessionBackend,
     SessionState,
     ToolOutput,
@@ -119,6 +120,23 @@ def request_for(session_id: str, *, deadline: datetime | None = None) -> Pending
     )
 
 
+FORM: Final = {
+    "blocks": [{"type": "form", "fields": [{"type": "text", "id": "name", "label": "Your name"}]}]
+}
+
+
+def interaction_for(session_id: str) -> PendingRequest:
+    return PendingRequest(
+        id=new_request_id(),
+        session_id=session_id,
+        kind="interaction",
+        tool_call_id="call_2",
+        show={"identity": "agent/ask", "panel": "ask", "document": FORM},
+        created_at=_to_the_millisecond(datetime.now(UTC)),
+        deadline=_to_the_millisecond(datetime.now(UTC) + timedelta(minutes=30)),
+    )
+
+
 async def append(backend: SessionBackend, session_id: str, entries: list[Any]) -> None:
     async with backend.open_writer(session_id, wait=WAIT) as writer:
         await writer.append(entries)
@@ -157,14 +175,14 @@ class BackendContract:
             tool_call_id="c1", status="ok", content=(TextBlock(text="capped"),)
         )
         output = tool_output_for("c1", [TextBlock(text="the whole output")])
-        approval = ApprovalEntry(
+        approval = RequestEntry(
             request_id=new_request_id(),
+            request_kind="approval",
             tool_call_id="c1",
-            identity="builtin/read_file",
-            arguments={"path": "a"},
-            effects=None,
             state="approved",
-            answer=ApprovalAnswer(approved=True, by="terminal"),
+            show={"identity": "builtin/read_file", "arguments": {"path": "a"}, "effects": None},
+            deadline=_to_the_millisecond(datetime.now(UTC)),
+            answer=ApprovalAnswer(approved=True, by="terminal", message="fine"),
         )
         reminder = ModelOnly(message=user("a reminder for the model"))
         async with backend.open_writer(session.id) as writer:
@@ -181,7 +199,7 @@ class BackendContract:
         assert [item.kind for item in page.items] == [
             "message",
             "message",
-            "approval",
+            "request",
             "message",
             "tool_output",
         ]
@@ -464,6 +482,50 @@ class BackendContract:
             with pytest.raises(RequestNotPending) as caught:
                 await elsewhere.answer_request(expiring.id, ApprovalAnswer(approved=True, by="x"))
             assert caught.value.context["state"] == "expired"
+
+    async def test_interaction_requests_and_their_states(
+        self, backend_factory: BackendFactory
+    ) -> None:
+        backend = await backend_factory()
+        elsewhere = await backend_factory()
+        session = await backend.create()
+        asked, left, approval = (
+            interaction_for(session.id),
+            interaction_for(session.id),
+            request_for(session.id),
+        )
+        async with backend.open_writer(session.id) as writer:
+            for request in (asked, left, approval):
+                await writer.add_request(request)
+            opened = RequestEntry.of(asked)
+            await writer.append([opened])
+            assert await elsewhere.get_request(asked.id) == asked
+            # an answer of the other kind's type is refused and changes nothing
+            with pytest.raises(ValueError):
+                await elsewhere.answer_request(asked.id, ApprovalAnswer(approved=True, by="x"))
+            with pytest.raises(ValueError):
+                await elsewhere.answer_request(
+                    approval.id, InteractionAnswer(values={"name": "x"}, by="x")
+                )
+            assert (await backend.get_request(asked.id)).state == "pending"
+            given = InteractionAnswer(values={"name": "Ada"}, by="dashboard")
+            answered = await elsewhere.answer_request(asked.id, given)
+            assert (answered.state, answered.answer) == ("answered", given)
+            interrupted = await writer.close_request(left.id, "interrupted")
+            assert (interrupted.state, interrupted.answer) == ("interrupted", None)
+            with pytest.raises(ValueError):
+                await writer.close_request(approval.id, "answered", given)
+            ended = RequestEntry.of(answered)
+            await writer.append([ended, RequestEntry.of(interrupted)])
+        assert [r.state for r in await backend.list_requests(session.id, pending_only=False)] == [
+            "answered",
+            "interrupted",
+            "pending",
+        ]
+        page = await elsewhere.page(session.id)
+        assert [item.entry for item in page.items] == [opened, ended, RequestEntry.of(interrupted)]
+        assert page.items[1].to_dict()["answer"] == {"values": {"name": "Ada"}, "by": "dashboard"}
+        assert await backend.read_context(session.id) == ()
 
     async def test_an_answer_after_the_deadline_expires_the_request(
         self, backend_factory: BackendFactory

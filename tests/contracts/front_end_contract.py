@@ -13,8 +13,8 @@ makes the front end, says how it answers an approval, and reads back what it rec
 The contract: the front end names itself and says whether it can ask; it receives every
 event of a turn in order, ``turn_started`` first and exactly one ``turn_ended`` last; when it
 can ask, it is asked about a call that needs approval, with the intended effects apart from
-the arguments, and its answer decides the call and is stored with its name; and the
-reserved member for interactions exists and says "not available" by default, and a
+the arguments, and its answer decides the call and is stored with its name; one that
+cannot ask cannot answer a tool's question either (``can_interact`` false or missing); and a
 panel update given to ``show_panel`` is taken without an error.
 """
 
@@ -156,7 +156,11 @@ class FrontEndContract:
         asked = [(identity, thaw(effects)) for identity, effects in front_end_case.asked()]
         assert asked == [("agent/echo", {"files": [{"path": f"{tmp_path}/ask first"}]})]
         assert _result(items).error_code == "approval_denied"
-        approval = next(i.to_dict() for i in items if i.kind == "approval")
+        opened, approval = (i.to_dict() for i in items if i.kind == "request")
+        assert opened["state"] == "pending"
+        # what was asked is stored when it opens: the arguments and the effects apart
+        assert opened["show"]["arguments"] == {"text": "ask first"}
+        assert opened["show"]["effects"] == {"files": [{"path": f"{tmp_path}/ask first"}]}
         assert approval["state"] == "denied"
         assert approval["answer"]["by"] == front_end.name
         events = front_end_case.events()
@@ -175,11 +179,11 @@ class FrontEndContract:
         assert front_end_case.asked() == []
         assert _result(items).error_code == "approval_unavailable"
 
-    async def test_interactions_are_reserved_and_panel_updates_accepted(
+    async def test_one_that_cannot_ask_answers_no_question_and_takes_panel_updates(
         self, front_end_case: FrontEndCase
     ) -> None:
         front_end = front_end_case.make(None)
-        assert await front_end.interact({"kind": "question"}) is None
+        assert getattr(front_end, "can_interact", False) is False
         update = PanelUpdate(
             tool_call_id="c1",
             identity="builtin/todo",

@@ -79,8 +79,8 @@ class Reader:
         self._seen = seen
         self._approves = approves
 
-    async def confirm(self, question: str) -> bool:
-        return self._approves
+    async def readline(self, prompt: str = "") -> str:
+        return "y" if self._approves else "n"
 
 
 class TestTerminalFrontEnd(FrontEndContract):

@@ -178,7 +178,7 @@ async def test_the_app_keeps_its_sessions_on_the_server(
         assert isinstance(backend, PostgresBackend)
         assert [info.id for info in await app.list_sessions()] == [session.id]
     dbname = postgres_dsn.rsplit("dbname=", 1)[1]
-    stored = postgres_server.psql("SELECT count(*) FROM raw_sessions_v1.entries", dbname=dbname)
+    stored = postgres_server.psql("SELECT count(*) FROM raw_sessions_v2.entries", dbname=dbname)
     assert stored == "2"  # the prompt and the reply
 
 

@@ -67,7 +67,7 @@ async def test_a_statement_timeout_is_store_unavailable_and_loses_nothing(
     async with backend.open_writer(session.id) as writer:
         await writer.append([user("before")])
         async with await psycopg.AsyncConnection.connect(postgres_dsn) as blocker:
-            await blocker.execute("LOCK TABLE raw_sessions_v1.sessions IN ACCESS EXCLUSIVE MODE")
+            await blocker.execute("LOCK TABLE raw_sessions_v2.sessions IN ACCESS EXCLUSIVE MODE")
             with anyio.fail_after(WAIT), pytest.raises(StoreUnavailable) as raised:
                 await writer.append([user("blocked")])
             await blocker.rollback()

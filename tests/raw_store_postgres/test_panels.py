@@ -2,7 +2,7 @@
 same JSON form as in raw's SQLite store, and the session's list of panels is a key of its
 state; a session with builtin/todo updates, reopened by another app, shows the panel's
 last revision and goes on from it. Neither is a layout change: the schema stays
-``raw_sessions_v1``, layout 1 (docs/scale-out.md, "Schema versions")."""
+``raw_sessions_v2``, layout 2 (docs/scale-out.md, "Schema versions")."""
 
 from __future__ import annotations
 
@@ -87,21 +87,21 @@ async def test_a_todo_session_reopened_elsewhere_shows_and_continues_its_last_re
 
     db = dbname(postgres_dsn)
     rows = postgres_server.psql(
-        "SELECT kind, format, body FROM raw_sessions_v1.entries WHERE kind = 4 ORDER BY seq", db
+        "SELECT kind, format, body FROM raw_sessions_v2.entries WHERE kind = 4 ORDER BY seq", db
     ).splitlines()
     # the body is the SQLite store's JSON form of the same update, with its format number
     assert rows == [f"4|{ENTRY_FORMAT}|{dumps_panel(u)}" for u in updates]
-    state = json.loads(postgres_server.psql("SELECT state FROM raw_sessions_v1.sessions", db))
+    state = json.loads(postgres_server.psql("SELECT state FROM raw_sessions_v2.sessions", db))
     assert state["panels"] == [["builtin/todo", "todo"]]
-    # no new layout: the same schema, still marked layout 1, and no other schema made
+    # no new layout: the same schema, still marked layout 2, and no other schema made
     assert (
-        postgres_server.psql("SELECT value FROM raw_sessions_v1.meta WHERE key = 'layout'", db)
-        == "1"
+        postgres_server.psql("SELECT value FROM raw_sessions_v2.meta WHERE key = 'layout'", db)
+        == "2"
     )
     schemas = postgres_server.psql(
         "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'raw_sessions%'", db
     )
-    assert schemas == "raw_sessions_v1"
+    assert schemas == "raw_sessions_v2"
     for request in [*first.requests, *second.requests]:  # the model read one line a call
         results = [m for m in request.messages if isinstance(m, ToolResultMessage)]
         assert all(
@@ -128,12 +128,12 @@ async def test_a_kind_past_the_panel_is_store_too_new_and_bad_panels_state_store
         (item,) = (await backend.page(session.id, newest_first=True, limit=1)).items
         assert item.entry == update
         db = dbname(postgres_dsn)
-        postgres_server.psql("UPDATE raw_sessions_v1.entries SET kind = 5 WHERE kind = 4", db)
+        postgres_server.psql("UPDATE raw_sessions_v2.entries SET kind = 5 WHERE kind = 4", db)
         with pytest.raises(StoreTooNew) as newer:
             await backend.page(session.id)
         assert "kind 5" in newer.value.message
         postgres_server.psql(
-            """UPDATE raw_sessions_v1.sessions SET state = '{"panels": [["agent/board"]]}'""", db
+            """UPDATE raw_sessions_v2.sessions SET state = '{"panels": [["agent/board"]]}'""", db
         )
         with pytest.raises(StoreCorrupt) as broken:
             await backend.state(session.id)

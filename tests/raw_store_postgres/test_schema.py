@@ -41,14 +41,14 @@ async def test_a_schema_of_that_name_raw_did_not_make_is_store_corrupt(
 ) -> None:
     db = dbname(postgres_dsn)
     postgres_server.psql(
-        "CREATE SCHEMA raw_sessions_v1; CREATE TABLE raw_sessions_v1.notes (line text)",
+        "CREATE SCHEMA raw_sessions_v2; CREATE TABLE raw_sessions_v2.notes (line text)",
         dbname=db,
     )
     with pytest.raises(StoreCorrupt) as raised:
         await PostgresBackend.open(postgres_dsn)
     assert raised.value.code == "store_corrupt"
     listed = postgres_server.psql(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw_sessions_v1'",
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw_sessions_v2'",
         dbname=db,
     )
     assert listed == "notes"
@@ -60,13 +60,13 @@ async def test_a_schema_a_newer_raw_marked_is_store_too_new(
     async with await PostgresBackend.open(postgres_dsn):
         pass
     db = dbname(postgres_dsn)
-    postgres_server.psql("UPDATE raw_sessions_v1.meta SET value = '2' WHERE key = 'layout'", db)
+    postgres_server.psql("UPDATE raw_sessions_v2.meta SET value = '3' WHERE key = 'layout'", db)
     with pytest.raises(StoreTooNew) as raised:
         await PostgresBackend.open(postgres_dsn)
     assert raised.value.code == "store_too_new"
     assert (
-        postgres_server.psql("SELECT value FROM raw_sessions_v1.meta WHERE key = 'layout'", db)
-        == "2"
+        postgres_server.psql("SELECT value FROM raw_sessions_v2.meta WHERE key = 'layout'", db)
+        == "3"
     )
 
 

@@ -69,6 +69,10 @@ The tree::
     │   ├── PanelRateLimited          panel_rate_limited
     │   ├── PanelLimit                panel_limit
     │   └── PanelClosedContext        panel_closed_context
+    ├── InteractionError              a question for the user cannot be asked or answered
+    │   ├── InteractionUnavailable    interaction_unavailable
+    │   ├── InteractionExpired        interaction_expired
+    │   └── AnswerInvalid             answer_invalid
     ├── LoopError                     the agent loop refuses an operation
     │   ├── TurnInProgress            turn_in_progress
     │   └── InternalError             internal_error
@@ -102,6 +106,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "AnswerInvalid",
     "ApprovalDenied",
     "ApprovalUnavailable",
     "AuthFailed",
@@ -121,6 +126,9 @@ __all__ = [
     "HookFailed",
     "HookInvalid",
     "HookNotFound",
+    "InteractionError",
+    "InteractionExpired",
+    "InteractionUnavailable",
     "InternalError",
     "InvalidArguments",
     "InvalidCursor",
@@ -618,6 +626,39 @@ class ProviderFailed(ProviderError):
     """Any other failure of a model request, including a malformed response stream."""
 
     code = "provider_error"
+
+
+# --- interaction requests ----------------------------------------------------------------
+
+
+class InteractionError(RawError):
+    """A tool's question for the user (``context.interactions.request``) cannot be asked,
+    or an answer to it is refused."""
+
+    code = "interaction_error"
+
+
+class InteractionUnavailable(InteractionError):
+    """Nobody can answer: the run is piped or non-interactive and no other front end waits
+    for the session's requests. Raised at once, without waiting."""
+
+    code = "interaction_unavailable"
+
+
+class InteractionExpired(InteractionError):
+    """Nobody answered the request before its deadline (``timeout_ms``, 30 minutes by
+    default); context ``request_id``."""
+
+    code = "interaction_expired"
+
+
+class AnswerInvalid(InteractionError):
+    """An answer does not fit the request's form (an unknown field, a missing required one,
+    a value that is not an option, too few or too many choices) or the request's kind;
+    ``field`` is the first offending field's path, ``errors`` lists each one as ``{field,
+    message}``. The request stays pending."""
+
+    code = "answer_invalid"
 
 
 # --- panels (raw.panel/2) ----------------------------------------------------------------

@@ -46,15 +46,15 @@ from raw_core.sessions.sqlite.entries import (
     answer_from_dict,
     dumps_json,
     encode_entry,
-    loads_approval,
     loads_panel,
+    loads_request,
     loads_tool_output,
 )
 from raw_store_postgres._errors import BACKEND
 from raw_store_postgres._schema import (
-    KIND_APPROVAL,
     KIND_MESSAGE,
     KIND_PANEL,
+    KIND_REQUEST,
     KIND_TOOL_OUTPUT,
     Connection,
 )
@@ -209,13 +209,13 @@ def decode_message(session_id: str, seq: int, fmt: int | None, body: str | None)
 
 _LOADERS: Final[dict[int, Callable[[str], Any]]] = {
     KIND_TOOL_OUTPUT: loads_tool_output,
-    KIND_APPROVAL: loads_approval,
+    KIND_REQUEST: loads_request,
     KIND_PANEL: loads_panel,
 }
 
 
 def decode_entry(session_id: str, seq: int, kind: int, fmt: int, body: str) -> Any:
-    """A stored display row: a message, a tool output, an approval or a panel update."""
+    """A stored display row: a message, a tool output, a request or a panel update."""
     if kind == KIND_MESSAGE:
         return decode_message(session_id, seq, fmt, body)
     loader = _LOADERS.get(kind)
@@ -321,7 +321,9 @@ def request_from_row(row: TupleRow) -> PendingRequest:
             raise ValueError("show: expected an object")
         if state not in REQUEST_STATES:
             raise ValueError(f"state: expected one of {sorted(REQUEST_STATES)}, found {state!r}")
-        decoded = None if answer is None else answer_from_dict(json.loads(answer))
+        if kind not in ("approval", "interaction"):
+            raise ValueError(f"kind: expected approval or interaction, found {kind!r}")
+        decoded = None if answer is None else answer_from_dict(json.loads(answer), kind)
     except ValueError as exc:
         raise StoreCorrupt(
             f"request {rid} of session {sid} cannot be read: {exc}",

@@ -1,7 +1,7 @@
 """The tables, in a schema whose name carries the layout's version.
 
 Raw does not convert old session data. The layout's version is in the schema's name
-(:data:`SCHEMA`, ``raw_sessions_v1``): a layout change gets a new schema name, created
+(:data:`SCHEMA`, ``raw_sessions_v2``): a layout change gets a new schema name, created
 fresh beside the old one, which is never touched again (an older raw keeps using it). The
 schema's ``meta`` table says it is raw's and which layout it holds, so a schema of that name
 made by someone else is ``store_corrupt`` and never adopted, and one a newer raw marked
@@ -24,10 +24,10 @@ from raw_store_postgres._errors import BACKEND, database_errors
 __all__ = [
     "CHANNEL",
     "CONTEXT_KINDS_END",
-    "KIND_APPROVAL",
     "KIND_MESSAGE",
     "KIND_MODEL_ONLY",
     "KIND_PANEL",
+    "KIND_REQUEST",
     "KIND_TOOL_OUTPUT",
     "LAYOUT",
     "LOCK_SPACE",
@@ -38,7 +38,7 @@ __all__ = [
 
 Connection: TypeAlias = psycopg.AsyncConnection[TupleRow]
 
-LAYOUT: Final = 1
+LAYOUT: Final = 2
 SCHEMA: Final = f"raw_sessions_v{LAYOUT}"
 """The schema of this layout; a layout an older raw cannot read gets a new name."""
 
@@ -59,7 +59,7 @@ _SETUP_KEY: Final = 0  # no session has key 0: the lock that serialises creating
 KIND_MESSAGE: Final = 0
 KIND_MODEL_ONLY: Final = 1
 KIND_TOOL_OUTPUT: Final = 2
-KIND_APPROVAL: Final = 3
+KIND_REQUEST: Final = 3
 KIND_PANEL: Final = 4
 CONTEXT_KINDS_END: Final = 2
 
@@ -71,7 +71,8 @@ CONTEXT_KINDS_END: Final = 2
 #   another writer came in between.
 # entries: both streams, append-only, numbered per session from 1 (``seq``); paging is a
 #   range scan of the primary key. ``format`` is the JSON form of ``body``.
-# requests: pending requests; answering one is a compare-and-set on ``state``.
+# requests: pending requests (approvals and interactions); answering one is a
+#   compare-and-set on ``state``.
 # Deleting a session deletes its entries and requests (ON DELETE CASCADE).
 _DDL: Final = (
     f"CREATE SCHEMA {SCHEMA}",
@@ -115,7 +116,8 @@ _DDL: Final = (
         created_at timestamptz NOT NULL,
         deadline timestamptz,
         state text NOT NULL
-            CHECK (state IN ('pending', 'approved', 'denied', 'expired', 'cancelled')),
+            CHECK (state IN ('pending', 'approved', 'denied', 'answered', 'expired',
+                'cancelled', 'interrupted')),
         answer text,
         answered_at timestamptz
     )

@@ -36,9 +36,9 @@ from psycopg_pool import AsyncConnectionPool
 
 from raw_core.errors import StoreUnavailable
 from raw_core.sessions.backend import (
-    ApprovalAnswer,
     DisplayPage,
     PendingRequest,
+    RequestAnswer,
     SessionInfo,
     SessionState,
 )
@@ -483,23 +483,27 @@ class PostgresBackend:
             ),
         )
 
-    async def answer_request(self, request_id: str, answer: ApprovalAnswer) -> PendingRequest:
+    async def answer_request(self, request_id: str, answer: RequestAnswer) -> PendingRequest:
         """Answer a pending request from anywhere: the first answer wins (one
         compare-and-set); a request whose deadline passed is marked expired instead."""
         if not is_request_id(request_id):
             raise request_not_found(request_id)
-        from raw_core.sessions.sqlite.entries import dumps_json
+        from raw_core.sessions.sqlite.entries import answer_state, check_closing, dumps_json
 
         now = self._expiry.now()
+        state = answer_state(answer)
         values = {
             "id": request_id,
-            "state": "approved" if answer.approved else "denied",
+            "state": state,
             "answer": dumps_json(answer.to_dict()),
             "now": now,
         }
 
         async def run(connection: Connection) -> tuple[PendingRequest | None, bool]:
             async with connection.transaction():
+                current = await request_on(connection, request_id)
+                if current is not None:
+                    check_closing(current.kind, state, answer)  # ValueError: the other kind
                 taken = (await connection.execute(_ANSWER, values)).rowcount > 0
                 if not taken:
                     await connection.execute(_EXPIRE, values)

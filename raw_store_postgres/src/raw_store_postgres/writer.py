@@ -22,8 +22,8 @@ import anyio
 import psycopg.errors
 
 from raw_core.sessions.backend import (
-    ApprovalAnswer,
     PendingRequest,
+    RequestAnswer,
     RequestState,
     SessionState,
 )
@@ -34,7 +34,7 @@ from raw_core.sessions.messages import (
     ToolResultMessage,
     dumps_message,
 )
-from raw_core.sessions.sqlite.entries import REQUEST_STATES, dumps_json
+from raw_core.sessions.sqlite.entries import check_closing, dumps_json
 from raw_store_postgres import _lock
 from raw_store_postgres._errors import database_errors
 from raw_store_postgres._queries import context_of, request_on, state_of
@@ -49,7 +49,7 @@ from raw_store_postgres._rows import (
 )
 from raw_store_postgres._schema import CHANNEL, CONTEXT_KINDS_END, SCHEMA
 
-__all__ = ["PostgresWriter", "check_closing", "take_session"]
+__all__ = ["PostgresWriter", "take_session"]
 
 _APPEND = f"""
 WITH touched AS (
@@ -117,19 +117,6 @@ async def _release(connection: Connection, key: int, session_id: str) -> None:
         except Exception:
             pass
     await connection.close()
-
-
-def check_closing(state: RequestState, answer: ApprovalAnswer | None) -> None:
-    """``ValueError`` unless ``state`` ends a request and ``answer`` fits it."""
-    if state not in REQUEST_STATES or state == "pending":
-        raise ValueError(
-            f"expected approved, denied, expired or cancelled to close a request, found {state!r}"
-        )
-    if state in ("approved", "denied"):
-        if answer is None or answer.approved != (state == "approved"):
-            raise ValueError(f"expected an answer with approved={state == 'approved'} for {state}")
-    elif answer is not None:
-        raise ValueError(f"expected no answer for a request that is {state}")
 
 
 class PostgresWriter:
@@ -330,11 +317,10 @@ class PostgresWriter:
             ) from None
 
     async def close_request(
-        self, request_id: str, state: RequestState, answer: ApprovalAnswer | None = None
+        self, request_id: str, state: RequestState, answer: RequestAnswer | None = None
     ) -> PendingRequest:
         """End a pending request of this session and return it as stored (an earlier
         answer stands); it wakes whoever waits for the answer."""
-        check_closing(state, answer)
         connection = await self._live()
         with database_errors(f"closing request {request_id}"):
             async with connection.transaction():
@@ -342,6 +328,7 @@ class PostgresWriter:
                 if current is None:
                     raise request_not_found(request_id)
                 if current.state == "pending":
+                    check_closing(current.kind, state, answer)
                     await connection.execute(
                         f"UPDATE {SCHEMA}.requests SET state = %s, answer = %s,"
                         " answered_at = %s WHERE id = %s AND state = 'pending'",

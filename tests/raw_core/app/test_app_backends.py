@@ -73,7 +73,7 @@ async def test_the_app_stores_sessions_in_the_backend_the_config_names(
         listed = [info.id for info in await app.list_sessions()]
     assert plugin.opened == [{"root": str(tmp_path / "stores"), "name": "team"}]
     assert listed == [session.id]
-    assert (tmp_path / "stores" / "team" / "sessions-v2.sqlite3").is_file()
+    assert (tmp_path / "stores" / "team" / "sessions-v3.sqlite3").is_file()
 
 
 @pytest.mark.parametrize(
@@ -130,36 +130,40 @@ def test_sessions_show_json_gives_each_item_its_kind(
     assert [item["kind"] for item in items] == [
         "message",
         "message",
-        "approval",
+        "request",
+        "request",
         "message",
         "message",
         "message",
         "tool_output",
         "message",
     ]
-    assert [item["seq"] for item in items] == list(range(1, 9))
+    assert [item["seq"] for item in items] == list(range(1, 10))
     for item in items:
         assert item["created_at"].endswith("+00:00")
-    approval = items[2]
+    opened, approval = items[2], items[3]
     assert set(approval) == {
         "seq",
         "created_at",
         "kind",
         "request_id",
+        "request_kind",
         "tool_call_id",
-        "identity",
-        "arguments",
-        "effects",
+        "show",
+        "deadline",
         "state",
         "answer",
     }
-    assert approval["identity"] == "agent/echo"
-    assert approval["arguments"] == {"text": "ask first"}
+    assert opened["request_id"] == approval["request_id"]
+    assert (opened["state"], opened["answer"]) == ("pending", None)
+    assert approval["request_kind"] == "approval"
+    assert approval["show"]["identity"] == "agent/echo"
+    assert approval["show"]["arguments"] == {"text": "ask first"}
     assert approval["state"] == "approved"
     assert approval["answer"] == {"approved": True, "by": "terminal", "message": None}
-    assert approval["tool_call_id"] == items[3]["message"]["tool_call_id"]
-    output = items[6]
-    assert output["tool_call_id"] == items[5]["message"]["tool_call_id"]
+    assert approval["tool_call_id"] == items[4]["message"]["tool_call_id"]
+    output = items[7]
+    assert output["tool_call_id"] == items[6]["message"]["tool_call_id"]
     assert output["content"] == [{"type": "text", "text": long_text}]
     assert output["truncated"] is False
     assert body["has_more"] is False

@@ -178,13 +178,14 @@ async def test_an_approval_is_a_stored_request_any_front_end_answers_by_id(
             await dashboard.answer_request(request_ids[0], approved=False, by="late")
         assert await dashboard.pending_requests(session_id) == ()
         page = await dashboard.page(session_id)
-        approvals = [item for item in page.items if item.kind == "approval"]
-        assert len(approvals) == 1
-        shown = approvals[0].to_dict()
+        approvals = [item for item in page.items if item.kind == "request"]
+        assert len(approvals) == 2  # as it opened, and as it ended
+        assert approvals[0].to_dict()["state"] == "pending"
+        shown = approvals[1].to_dict()
         assert shown["state"] == "approved"
         assert shown["answer"] == {"approved": True, "by": "dashboard", "message": None}
-        assert shown["identity"] == "agent/echo"
-        assert shown["arguments"] == {"text": "ask first"}
+        assert shown["show"]["identity"] == "agent/echo"
+        assert shown["show"]["arguments"] == {"text": "ask first"}
         # The model context holds the messages only, never the approval.
         context = await (await dashboard.backend()).read_context(session_id)
         assert [type(m).__name__ for m in context] == [
@@ -205,11 +206,11 @@ async def test_the_session_front_end_can_answer_and_its_name_is_recorded(
     front_end = CallbackFrontEnd(approve=decline, name="terminal")
     page, _, _ = await echo_turn(project, host, tmp_path / "s", "ask me", front_end=front_end)
     kinds = [item.kind for item in page.items]
-    assert kinds == ["message", "message", "approval", "message", "message"]
-    approval = page.items[2].to_dict()
+    assert kinds == ["message", "message", "request", "request", "message", "message"]
+    approval = page.items[3].to_dict()
     assert approval["state"] == "denied"
     assert approval["answer"]["by"] == "terminal"
-    result = page.items[3].message
+    result = page.items[4].message
     assert isinstance(result, ToolResultMessage)
     assert result.error_code == "approval_denied"
 
@@ -219,7 +220,7 @@ async def test_an_approval_nobody_answers_expires_as_approval_unavailable(
 ) -> None:
     page, pending, _ = await echo_turn(project, host, tmp_path / "s", "ask me", approval_wait=0.2)
     assert pending == ()
-    approval = next(item for item in page.items if item.kind == "approval").to_dict()
+    approval = [item for item in page.items if item.kind == "request"][-1].to_dict()
     assert approval["state"] == "expired"
     assert approval["answer"] is None
     result = next(
@@ -313,5 +314,5 @@ async def test_a_front_end_that_fails_to_answer_declines_with_its_own_error(
     assert "RuntimeError: the terminal went away" in shown
     assert "ExceptionGroup" not in shown
     assert pending == ()
-    approval = next(i.to_dict() for i in page.items if i.kind == "approval")
+    approval = [i.to_dict() for i in page.items if i.kind == "request"][-1]
     assert approval["state"] == "cancelled"

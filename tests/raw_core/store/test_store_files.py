@@ -141,7 +141,7 @@ def test_an_older_layouts_file_is_never_opened_and_its_sessions_are_not_listed(
 ) -> None:
     folder = tmp_path / "state"
     folder.mkdir()
-    assert OLDER_FILE_NAMES == ("sessions-v1.sqlite3",)
+    assert OLDER_FILE_NAMES == ("sessions-v1.sqlite3", "sessions-v2.sqlite3")
     old = folder / "sessions-v1.sqlite3"
     old_id = write_v1_store(old)
     before = snapshot(folder)

@@ -27,6 +27,7 @@ from raw_core.hooks import HookSet, credential_names, load_hooks
 from raw_core.plugins import PluginHost
 from raw_core.policy import Policy
 from raw_core.tools.calls import ApprovalCallback, SkillReader
+from raw_core.tools.interactions import InteractionCallback
 from raw_core.tools.loader import ToolLoader
 from raw_core.tools.panels import PanelBoard
 from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
@@ -74,6 +75,7 @@ class Agent:
         session_id: str | None = None,
         panels: PanelBoard | None = None,
         resources: SessionResources | None = None,
+        interactions: InteractionCallback | None = None,
     ) -> Dispatcher:
         """The agent's dispatcher: its tools, rules, command hooks, variables, skills,
         result cap and handler time limit, as its config says. This is the one place raw
@@ -82,7 +84,8 @@ class Agent:
         is the session's view of the agent's skills (a fresh one by default);
         ``session_id`` is the session the hooks' payloads name; ``panels`` the session's
         panel board (one of the dispatcher's own by default); ``resources`` what its tools
-        keep for the session's length (the caller closes it)."""
+        keep for the session's length (the caller closes it); ``interactions`` answers the
+        tools' questions (none: ``interaction_unavailable``)."""
         return Dispatcher(
             self.registry,
             self.policy,
@@ -98,6 +101,7 @@ class Agent:
             session_id=session_id,
             panels=panels,
             resources=resources,
+            interactions=interactions,
         )
 
     def definitions(self) -> list[ToolDefinition]:

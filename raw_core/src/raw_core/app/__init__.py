@@ -30,13 +30,16 @@ if TYPE_CHECKING:
     )
     from raw_core.sessions.messages import AssistantMessage, UserMessage
     from raw_core.tools.identity import RESERVED_SOURCES, SEGMENT_RE
+    from raw_core.tools.interactions import check_answer
 
 # Imported when first used (PEP 562): they bring the dispatcher and the providers' types.
 # The rest are what a front end renders or checks without composing anything: the
-# conversation's records, the user's config folder and trust, and the identity grammar.
+# conversation's records, the user's config folder and trust, the identity grammar, and
+# the check of an interaction answer against its form.
 _LAZY = {
     "Explanation": "raw_core.app._explain",
     "ModelCheck": "raw_core.app._probe",
+    "check_answer": "raw_core.tools.interactions",
     "trust_folder": "raw_core.config.discovery",
     "user_config_path": "raw_core.config.discovery",
     "AssistantMessage": "raw_core.sessions.messages",
@@ -68,6 +71,7 @@ __all__ = [
     "UserMessage",
     "VarPlaceholder",
     "block_to_dict",
+    "check_answer",
     "trust_folder",
     "user_config_path",
 ]

@@ -1,22 +1,27 @@
 """What a lone call through the session service needs beside the dispatcher: the front
-end's answer as an approval callback, and the result as the model would receive it."""
+end's answers as approval and interaction callbacks (nothing is stored: a lone call has no
+session), the checking of answers given by id, and the result as the model would receive
+it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import attrs
 
-from raw_core.errors import RawError
+from raw_core.errors import AnswerInvalid, ApprovalDenied, Cancelled, RawError
 from raw_core.runtime.frontend import FrontEnd
-from raw_core.sessions.backend import ApprovalAnswer
+from raw_core.runtime.interactions import can_interact
+from raw_core.sessions.backend import ApprovalAnswer, InteractionAnswer, PendingRequest
 from raw_core.sessions.blocks import ContentBlock, TextBlock, VarPlaceholder
+from raw_core.tools.interactions import InteractionRequest, check_answer, form_of
 
 if TYPE_CHECKING:
     from raw_core.agent import Agent
     from raw_core.tools.results import ToolResult
 
-__all__ = ["approval_of", "with_values"]
+__all__ = ["approval_of", "checked_answer", "interactions_of", "with_values"]
 
 
 def with_values(result: ToolResult, agent: Agent) -> ToolResult:
@@ -50,6 +55,80 @@ def approval_of(front_end: FrontEnd) -> Any:
 
     async def approve(request: Any) -> bool:
         answer = await front_end.approve(request)
-        return answer.approved if isinstance(answer, ApprovalAnswer) else answer is True
+        if isinstance(answer, ApprovalAnswer):
+            if not answer.approved and answer.message:
+                raise ApprovalDenied(
+                    f"{request.identity} was declined by {answer.by}: {answer.message}",
+                    for_model=f"the user declined this call: {answer.message}",
+                    tool=request.identity,
+                )
+            return answer.approved
+        return answer is True
 
     return approve
+
+
+def interactions_of(front_end: FrontEnd) -> Any:
+    """A lone call's interaction callback: the front end, when it can ask (nothing is
+    stored, and the request's deadline bounds the wait)."""
+    if not can_interact(front_end):
+        return None
+
+    async def interact(request: InteractionRequest) -> InteractionAnswer:
+        from raw_core.errors import InteractionExpired
+
+        given: Any = None
+        with anyio.move_on_after(request.timeout_ms / 1000) as scope:
+            while True:
+                given = await front_end.interact(request)
+                if given is None:
+                    raise Cancelled(
+                        "the request was cancelled before it was answered",
+                        for_model="the user cancelled the question without answering",
+                    )
+                values = given.values if isinstance(given, InteractionAnswer) else given
+                try:
+                    return InteractionAnswer(
+                        values=check_answer(request.form, values), by=front_end.name
+                    )
+                except AnswerInvalid:
+                    continue  # ask again: the request stays pending
+        assert scope.cancelled_caught
+        raise InteractionExpired(
+            f"nobody answered {request.identity}'s question in time",
+            for_model="the user did not answer in time",
+        )
+
+    return interact
+
+
+def checked_answer(
+    request: PendingRequest,
+    *,
+    approved: bool | None,
+    values: Any,
+    by: str,
+    message: str | None,
+) -> ApprovalAnswer | InteractionAnswer:
+    """The answer to ``request`` from what a front end gave by id: ``approved`` (and a
+    ``message``) for an approval, ``values`` for an interaction, checked against its form.
+    ``answer_invalid`` (the request stays pending) for values that do not fit, or an
+    answer of the other kind."""
+    if request.kind == "interaction":
+        if approved is not None or values is None:
+            raise AnswerInvalid(
+                f"expected values for interaction request {request.id}, found an approval",
+                field="$.values",
+                errors=[{"field": "$.values", "message": "expected the form's values"}],
+                request_id=request.id,
+            )
+        form = form_of(request.show["document"])
+        return InteractionAnswer(values=check_answer(form, values), by=by)
+    if approved is None or values is not None:
+        raise AnswerInvalid(
+            f"expected approved (true or false) for approval request {request.id}",
+            field="$.approved",
+            errors=[{"field": "$.approved", "message": "expected true or false"}],
+            request_id=request.id,
+        )
+    return ApprovalAnswer(approved=approved, by=by, message=message)

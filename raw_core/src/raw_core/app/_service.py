@@ -13,14 +13,13 @@ import anyio
 import attrs
 
 from raw_core.app._backends import open_backend
-from raw_core.app._calls import approval_of, with_values
+from raw_core.app._calls import approval_of, checked_answer, interactions_of, with_values
 from raw_core.config import Config, load_config
 from raw_core.config.discovery import find_config
 from raw_core.errors import ConfigInvalid, ConfigNotFound, InvalidArguments, ToolUnknown
 from raw_core.plugins import PluginHost
 from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
 from raw_core.sessions.backend import (
-    ApprovalAnswer,
     DisplayPage,
     PendingRequest,
     SessionBackend,
@@ -276,13 +275,26 @@ class App:
         return True
 
     async def answer_request(
-        self, request_id: str, *, approved: bool, by: str, message: str | None = None
+        self,
+        request_id: str,
+        *,
+        by: str,
+        approved: bool | None = None,
+        message: str | None = None,
+        values: Mapping[str, Any] | None = None,
     ) -> PendingRequest:
-        """Answer a pending approval by id, from any front end (in any process): the
-        waiting call goes on at once. ``request_not_found``, or ``request_not_pending``
-        when it was answered first or ended."""
-        answer = ApprovalAnswer(approved=approved, by=by, message=message)
-        return await (await self.backend()).answer_request(request_id, answer)
+        """Answer a pending request by id, from any front end (in any process): the
+        waiting call goes on at once. An approval takes ``approved`` (and, declining, a
+        ``message`` the model reads); an interaction takes ``values``, the form's values
+        keyed by field id (a string for a text or single-select field, a list of strings
+        for a multi-select one), checked against its form first. Answering never grants a
+        tool permission. ``answer_invalid`` (the request stays pending) for values that do
+        not fit the form or an answer of the other kind; ``request_not_found``, or
+        ``request_not_pending`` when it was answered first or ended."""
+        backend = await self.backend()
+        request = await backend.get_request(request_id)
+        answer = checked_answer(request, approved=approved, values=values, by=by, message=message)
+        return await backend.answer_request(request_id, answer)
 
     async def panels(self, session_id: str) -> tuple[PanelUpdate, ...]:
         """Each panel of the session at its last revision (its last accepted update:
@@ -340,7 +352,8 @@ class App:
             return await opened.compact(signal=signal)
 
     async def pending_requests(self, session_id: str) -> tuple[PendingRequest, ...]:
-        """The session's requests that wait for an answer, oldest first."""
+        """The session's requests that wait for an answer (approvals and interactions,
+        each with its id, kind, what to show and deadline), oldest first."""
         return await (await self.backend()).list_requests(session_id, pending_only=True)
 
     async def list_sessions(self, *, limit: int | None = None) -> tuple[SessionInfo, ...]:
@@ -416,7 +429,8 @@ class App:
         """Run one call of ``identity`` through the seven dispatch steps, exactly as a turn
         of the agent would (its variables, skills, result cap and handler time limit;
         plug-ins' check hooks and middlewares; its PreToolUse and PostToolUse command
-        hooks); ``front_end`` approves an ask.
+        hooks); ``front_end`` approves an ask and answers the tool's questions (a
+        front end that cannot ask makes a question ``interaction_unavailable``).
 
         The result is what the model would receive: a variable's placeholder (from
         ``read_var``) is filled in with the value, as a turn does when it builds a
@@ -443,6 +457,7 @@ class App:
                 cwd=cwd,
                 max_output_bytes=max_output_bytes,
                 resources=resources,
+                interactions=interactions_of(front_end),
             )
             try:
                 call = (

@@ -225,9 +225,12 @@ class JsonRenderer:
 
 class TerminalFrontEnd:
     """The terminal as a front end of the session service: events go to ``renderer``; an
-    approval is asked on the terminal through ``reader`` (a
-    :class:`~raw_core.cli._terminal.LineReader`), or not at all when ``reader`` is None.
-    ``answer`` (``--approve``/``--deny``) answers every approval without asking."""
+    approval and a tool's question (an interaction request's form,
+    :mod:`raw_core.cli._form`) are asked on the terminal through ``reader`` (a
+    :class:`~raw_core.cli._terminal.LineReader`), or not at all when ``reader`` is None
+    (a question then ends as ``interaction_unavailable``). ``answer``
+    (``--approve``/``--deny``) answers every approval without asking. Declining, the
+    person may type a message instead of "n": the model reads it."""
 
     name = "terminal"
 
@@ -236,24 +239,44 @@ class TerminalFrontEnd:
         self._reader = reader
         self._answer = answer
         self.can_approve = answer is not None or reader is not None
+        self.can_interact = reader is not None
 
     def on_event(self, event: Any) -> None:
         """Render the event."""
         self._renderer(event)
 
-    async def approve(self, request: Any) -> bool:
-        """The fixed answer, or show the request and ask yes/no."""
+    async def approve(self, request: Any) -> Any:
+        """The fixed answer, or show the request and ask: yes, no, or a message that
+        declines the call and reaches the model."""
         if self._answer is not None:
             return self._answer
         if self._reader is None:
             return False
         show_request(request)
-        answer: bool = await self._reader.confirm("Run it?")
-        return answer
+        while True:
+            line = await self._reader.readline("Run it? [y/N, or a message to decline with]: ")
+            if line is None:
+                return False
+            choice = line.strip()
+            if choice.lower() in ("y", "yes"):
+                return True
+            if choice.lower() in ("", "n", "no"):
+                return False
+            from raw_core import ApprovalAnswer
+
+            return ApprovalAnswer(approved=False, by=self.name, message=choice)
 
     async def interact(self, request: Any) -> Any:
-        """Interaction requests are not asked on the terminal yet."""
-        return None
+        """Ask the request's form on the terminal; the values, or None when cancelled."""
+        if self._reader is None:
+            return None
+        from raw_core.cli._form import ask_form
+
+        declaration = request.declaration
+        title = declaration.title if declaration is not None else request.panel
+        return await ask_form(
+            self._reader, request.document, title=title, identity=request.identity
+        )
 
     async def show_panel(self, update: Any) -> None:
         """Draw the update, when the renderer draws panels (``--json`` prints the

@@ -85,16 +85,38 @@ def _message_lines(message: Any) -> list[str]:
     return lines
 
 
+def _request_lines(entry: dict[str, Any]) -> list[str]:
+    """A request as it opened (what was asked) or ended (how, and who answered)."""
+    show, answer, state = entry["show"], entry["answer"], entry["state"]
+    identity = show.get("identity", "?")
+    if entry["request_kind"] == "approval":
+        what = f"approval of {identity}"
+        if state == "pending":
+            lines = [f"  ? {what} asked ({entry['request_id']})"]
+            if show.get("effects") is not None:
+                lines.append(f"    effects: {json.dumps(show['effects'], ensure_ascii=False)}")
+            lines.append(f"    arguments: {json.dumps(show.get('arguments'), ensure_ascii=False)}")
+            return lines
+        said = f": {answer['message']}" if answer and answer.get("message") else ""
+        who = f" by {answer['by']}" if answer else ""
+        return [f"  ? {what}: {state}{who}{said}"]
+    what = f"question from {identity} ({show.get('title') or show.get('panel')})"
+    if state == "pending":
+        return [f"  ? {what} asked ({entry['request_id']})"]
+    if answer is None:
+        return [f"  ? {what}: {state}"]
+    values = json.dumps(answer["values"], ensure_ascii=False)
+    return [f"  ? {what}: {state} by {answer['by']}", f"    {values}"]
+
+
 def _item_lines(item: Any) -> list[str]:
     if item.kind == "tool_output":
         lines = ["  (as shown: the whole output)"]
         for block in item.entry.content:
             lines += [f"    {line}" for line in _block_text(block).split("\n")[:20]]
         return lines
-    if item.kind == "approval":
-        entry = item.entry
-        who = f" by {entry.answer.by}" if entry.answer is not None else ""
-        return [f"  ? approval of {entry.identity}: {entry.state}{who}"]
+    if item.kind == "request":
+        return _request_lines(item.entry.to_dict())
     if item.kind == "panel":
         update = item.entry.to_dict()
         error = update["error"]

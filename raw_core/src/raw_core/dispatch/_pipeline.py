@@ -83,6 +83,7 @@ from raw_core.tools.calls import (
     VarReader,
     Verdict,
 )
+from raw_core.tools.interactions import CallInteractions, InteractionCallback
 from raw_core.tools.loader import LoadedTool
 from raw_core.tools.panels import CallPanels, PanelBoard
 from raw_core.tools.registry import Registry
@@ -123,7 +124,10 @@ class Dispatcher:
     it reports calls to those hooks in its own events). ``effects_timeout`` bounds the
     ``describe_effects`` of a tool outside raw (seconds; None: no deadline). ``hooks`` are
     the agent's command hooks, bound to its tools; ``session_id`` is what their payloads
-    name (None outside a session). ``panels`` is the session's
+    name (None outside a session). ``interactions`` is the session's interaction
+    callback (``context.interactions.request`` goes to it; without one a request is
+    ``interaction_unavailable``), and while a request is pending the handler's time limit
+    is paused. ``panels`` is the session's
     :class:`~raw_core.tools.panels.PanelBoard` (by default one of this dispatcher's own,
     kept in memory). ``resources`` is what tools keep for the session's length
     (:class:`~raw_core.tools.resources.SessionResources`), handed to them in their context;
@@ -151,8 +155,10 @@ class Dispatcher:
         session_id: str | None = None,
         panels: PanelBoard | None = None,
         resources: SessionResources | None = None,
+        interactions: InteractionCallback | None = None,
     ) -> None:
         self.registry = registry
+        self.interactions = interactions
         self.panels = panels if panels is not None else PanelBoard()
         self.resources = resources
         self.policy: PolicyView = policy if policy is not None else AllowAll()
@@ -303,6 +309,13 @@ class Dispatcher:
                 tool_call_id=call.id,
             ),
             resources=self.resources,
+            interactions=CallInteractions(
+                self.interactions,
+                identity=tool.identity,
+                tool_call_id=call.id,
+                declarations=tool.manifest.panels,
+                signal=signal,
+            ),
         )
         effects = await describe(
             tool, arguments, context, limit=self.effects_timeout, signal=signal
@@ -442,7 +455,8 @@ class Dispatcher:
         for name, middleware in reversed(middlewares):
             invoke = wrap_middleware(middleware, name, info, invoke)
         try:
-            returned = await guard(signal, self.handler_timeout, invoke())
+            clock = context.interactions.clock if context.interactions is not None else None
+            returned = await guard(signal, self.handler_timeout, invoke(), clock)
         except Timeout as error:
             stopped = stopped_batch(
                 error,

@@ -21,6 +21,7 @@ from raw_core.tools.calls import (
     ToolContext,
     Verdict,
 )
+from raw_core.tools.interactions import HandlerClock
 from raw_core.tools.loader import LoadedTool
 
 __all__ = [
@@ -121,8 +122,14 @@ def wrap_middleware(middleware: Middleware, name: str, info: CallInfo, inner: Ca
     return wrapped
 
 
-async def guard(signal: CancellationSignal, limit: float | None, awaitable: Awaitable[Any]) -> Any:
-    """Await ``awaitable``; stop it when ``signal`` fires or ``limit`` seconds pass."""
+async def guard(
+    signal: CancellationSignal,
+    limit: float | None,
+    awaitable: Awaitable[Any],
+    clock: HandlerClock | None = None,
+) -> Any:
+    """Await ``awaitable``; stop it when ``signal`` fires or ``limit`` seconds pass (not
+    counting the time ``clock`` is paused: a handler's pending interaction requests)."""
     if signal.cancelled:
         if inspect.iscoroutine(awaitable):
             awaitable.close()
@@ -130,6 +137,8 @@ async def guard(signal: CancellationSignal, limit: float | None, awaitable: Awai
     deadline = anyio.current_time() + limit if limit is not None else math.inf
     result: Any = None
     with signal.cancel_scope(deadline) as scope:
+        if clock is not None:
+            clock.bind(scope)
         result = await awaitable
     if not scope.cancelled_caught:
         return result

@@ -15,6 +15,7 @@ from raw_core.providers.contract import ModelTool, Provider
 from raw_core.runtime.approvals import ApprovalBroker
 from raw_core.runtime.context import ContextLimits
 from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
+from raw_core.runtime.interactions import InteractionBroker, can_interact, interrupt_pending
 from raw_core.runtime.loop import Session, VarResolver
 from raw_core.runtime.panels import restore_panels
 from raw_core.sessions.backend import SessionBackend
@@ -36,7 +37,10 @@ class Runtime:
 
     ``approval_wait``: when a session's front end cannot ask anybody, how many seconds an
     approval request waits for another front end to answer it by id before it ends as
-    ``approval_unavailable`` (0, the default: at once, without storing a request).
+    ``approval_unavailable`` (0, the default: at once, without storing a request). When it
+    is above 0, a tool's interaction request is stored and waits for another front end
+    too, until its own deadline; at 0 such a front end's sessions answer every interaction
+    request with ``interaction_unavailable`` at once.
     """
 
     def __init__(
@@ -103,6 +107,11 @@ class Runtime:
                         front_end=front_end,
                         wait=self.approval_wait,
                     )
+                interactions: InteractionBroker | None = None
+                if can_interact(front_end) or self.approval_wait > 0:
+                    interactions = InteractionBroker(
+                        session_id=session_id, writer=writer, backend=backend, front_end=front_end
+                    )
                 skills = agent.skills.for_session()
                 board = PanelBoard(await restore_panels(backend, session_id, state.panels))
                 dispatcher = agent.dispatcher(
@@ -115,6 +124,7 @@ class Runtime:
                     session_id=session_id,
                     panels=board,
                     resources=resources,
+                    interactions=interactions,
                 )
                 tools = [
                     ModelTool(name=d.name, description=d.description, input_schema=d.input_schema)
@@ -135,7 +145,12 @@ class Runtime:
                 )
                 if isinstance(broker, ApprovalBroker):
                     broker.emit = session.emit_event
-                await session._prepare()
+                if interactions is not None:
+                    interactions.emit = session.emit_event
+                # Requests a stopped raw left pending end as interrupted; their calls'
+                # results say so (the transcript repair in _prepare).
+                interrupted = await interrupt_pending(writer, backend, session.emit_event)
+                await session._prepare(interrupted)
                 await session._started(resumed)
                 yield session
             finally:

@@ -23,6 +23,7 @@ from raw_core.providers.contract import (
     UsageEvent,
 )
 from raw_core.runtime.events import LoopEvent, Usage
+from raw_core.sessions.backend import PendingRequest
 from raw_core.sessions.messages import (
     AssistantMessage,
     Message,
@@ -39,6 +40,7 @@ __all__ = [
     "Draft",
     "error_message",
     "has_placeholder",
+    "interrupted_text",
     "result_message",
     "tool_digest",
 ]
@@ -47,6 +49,16 @@ INTERRUPTED = (
     "raw stopped before this call finished (the process ended during the turn);"
     " it may or may not have run"
 )
+
+
+def interrupted_text(request: PendingRequest) -> str:
+    """What a call reads that waited for a request when raw stopped."""
+    what = "the user's answer" if request.kind == "interaction" else "approval"
+    return (
+        f"raw stopped while this call waited for {what}: the request {request.id} was"
+        " interrupted, so the call was cancelled"
+        + (" before it ran" if request.kind == "approval" else " before it finished")
+    )
 
 
 def result_message(call_id: str, result: ToolResult) -> ToolResultMessage:

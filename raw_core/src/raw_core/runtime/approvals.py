@@ -13,10 +13,12 @@ for the first of:
   request is ``expired`` and the call ends as ``approval_unavailable``;
 * the call being cancelled (the request is then ``cancelled``).
 
-The outcome is written to the display history as an
-:class:`~raw_core.sessions.backend.ApprovalEntry` (what was asked, its final state, who answered)
-and announced as :class:`~raw_core.runtime.events.ApprovalAnswered`. The model context is not
-touched: the model reads only the call's result.
+The request is written to the display history as a
+:class:`~raw_core.sessions.backend.RequestEntry` when it opens (what is asked: the identity, the
+name, the original arguments and the intended effects apart) and again when it ends (its final
+state, who answered, and the message of a person who declined), and its end is announced as
+:class:`~raw_core.runtime.events.ApprovalAnswered`. The model context is not touched: the model
+reads only the call's result — a declined call's result carries the person's message.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ import anyio
 
 from raw_core.errors import ApprovalDenied, ApprovalUnavailable, Cancelled
 from raw_core.frozen import thaw
-from raw_core.runtime.events import ApprovalAnswered, ApprovalRequested, LoopEvent
+from raw_core.runtime.events import ApprovalRequested, LoopEvent
 from raw_core.runtime.frontend import FrontEnd
+from raw_core.runtime.interactions import record_end
 from raw_core.sessions.backend import (
     ApprovalAnswer,
-    ApprovalEntry,
     PendingRequest,
+    RequestEntry,
     RequestState,
     SessionBackend,
     SessionWriter,
@@ -96,6 +99,7 @@ class ApprovalBroker:
             deadline=None if asks else now + timedelta(seconds=self._wait),
         )
         await self._writer.add_request(record)
+        await self._writer.append([RequestEntry.of(record)])
         self.emit(
             ApprovalRequested(
                 request_id=record.id,
@@ -115,12 +119,12 @@ class ApprovalBroker:
             with anyio.CancelScope(shield=True):
                 if final is None:  # cancelled while waiting
                     final = await self._writer.close_request(record.id, "cancelled")
-                await self._record(final)
+                await record_end(self._writer, final, self.emit)
         if final.state == "approved":
             return True
         if final.state == "denied":
             answer = final.answer
-            said = answer.message if answer is not None and answer.message else None
+            said = answer.message if isinstance(answer, ApprovalAnswer) and answer.message else None
             by = f" by {answer.by}" if answer is not None else ""
             # What the user wrote when declining was written for the model: it reaches it.
             raise ApprovalDenied(
@@ -188,24 +192,3 @@ class ApprovalBroker:
             else:
                 group.cancel_scope.deadline = anyio.current_time() + self._wait
             group.start_soon(wait_for_others)
-
-    async def _record(self, final: PendingRequest) -> None:
-        """The display history's entry for the request, and the event announcing it."""
-        entry = ApprovalEntry(
-            request_id=final.id,
-            tool_call_id=final.tool_call_id,
-            identity=str(final.show.get("identity", "")),
-            arguments=final.show.get("arguments"),
-            effects=final.show.get("effects"),
-            state=final.state,
-            answer=final.answer,
-        )
-        await self._writer.append([entry])
-        self.emit(
-            ApprovalAnswered(
-                request_id=final.id,
-                tool_call_id=final.tool_call_id,
-                state=final.state,
-                answer=final.answer.to_dict() if final.answer is not None else None,
-            )
-        )

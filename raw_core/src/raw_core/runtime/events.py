@@ -27,6 +27,8 @@ __all__ = [
     "AssistantCommitted",
     "CompactionEnded",
     "CompactionStarted",
+    "InteractionEnded",
+    "InteractionRequested",
     "LoopEvent",
     "PanelUpdated",
     "RuntimeChanged",
@@ -120,8 +122,8 @@ class ApprovalRequested:
 
 @attrs.frozen(kw_only=True)
 class ApprovalAnswered:
-    """A pending approval ended: ``state`` is ``approved``, ``denied``, ``expired`` or
-    ``cancelled``; ``answer`` (``{approved, by, message}``) says who answered."""
+    """A pending approval ended: ``state`` is ``approved``, ``denied``, ``expired``,
+    ``cancelled`` or ``interrupted``; ``answer`` (``{approved, by, message}``) says who answered."""
 
     request_id: str
     tool_call_id: str
@@ -130,6 +132,37 @@ class ApprovalAnswered:
 
     def to_dict(self) -> dict[str, Any]:
         return _as_dict("approval_answered", self)
+
+
+@attrs.frozen(kw_only=True)
+class InteractionRequested:
+    """A tool asks the user (``context.interactions.request``): a pending request,
+    answerable by any front end through its ``request_id``; ``panel`` names the tool's
+    panel, ``document`` holds one ``form`` block, ``deadline`` is ISO 8601."""
+
+    request_id: str
+    tool_call_id: str
+    identity: str
+    panel: str
+    document: Any
+    deadline: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("interaction_requested", self)
+
+
+@attrs.frozen(kw_only=True)
+class InteractionEnded:
+    """A pending interaction ended: ``state`` is ``answered``, ``expired``, ``cancelled`` or
+    ``interrupted``; ``answer`` (``{values, by}``) says who answered, and with what."""
+
+    request_id: str
+    tool_call_id: str
+    state: str
+    answer: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _as_dict("interaction_ended", self)
 
 
 @attrs.frozen(kw_only=True)
@@ -226,6 +259,8 @@ LoopEvent = (
     | ToolCallFinished
     | ApprovalRequested
     | ApprovalAnswered
+    | InteractionRequested
+    | InteractionEnded
     | PanelUpdated
     | Usage
     | CompactionStarted

@@ -2,10 +2,8 @@
 
 A front end (the terminal, an ACP client, the dashboard, an embedding app, a test) is
 what the session service talks to while a turn runs: it receives every event, it is asked
-when a call needs approval, and it shows panels as tools update them (``show_panel``).
-Later it also answers interaction requests; that extension point is named here already,
-with a default that says "not available", so a front end written today keeps working when
-it arrives.
+when a call needs approval, it answers a tool's questions (interaction requests, when its
+``can_interact`` is true), and it shows panels as tools update them (``show_panel``).
 
 Implement :class:`FrontEnd` directly, or subclass :class:`BaseFrontEnd` and override only
 what you need::
@@ -22,13 +20,14 @@ Any front end can also answer a pending request by id through
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from raw_core.runtime.events import LoopEvent
-    from raw_core.sessions.backend import ApprovalAnswer, PanelUpdate
+    from raw_core.sessions.backend import ApprovalAnswer, InteractionAnswer, PanelUpdate
     from raw_core.tools.calls import ApprovalRequest
+    from raw_core.tools.interactions import InteractionRequest
 
 __all__ = ["BaseFrontEnd", "CallbackFrontEnd", "FrontEnd"]
 
@@ -40,7 +39,10 @@ class FrontEnd(Protocol):
     ``name`` says who answered an approval (``"terminal"``, ``"acp"``, ...), stored with
     the answer. ``can_approve`` says whether :meth:`approve` can ask a person at all: when
     it cannot (no terminal), an ask ends at once as ``approval_unavailable`` unless the
-    service was told to wait for another front end to answer.
+    service was told to wait for another front end to answer. A front end may also have
+    ``can_interact`` (false when missing): whether :meth:`interact` can ask a person; when
+    it cannot, a tool's question ends at once as ``interaction_unavailable``, with the same
+    exception.
     """
 
     @property
@@ -61,14 +63,19 @@ class FrontEnd(Protocol):
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer | bool:
         """Ask whether the call may run; show ``request.effects`` apart from the
         arguments. Cancelled (and the answer ignored) when another front end answers
-        the same request first, or the call is cancelled."""
+        the same request first, or the call is cancelled. An
+        :class:`~raw_core.sessions.backend.ApprovalAnswer` declining with a ``message``
+        passes the message on to the model."""
         ...
 
-    # --- extension points for later capabilities ---------------------------------------
-
-    async def interact(self, request: Any) -> Any:
-        """Answer an interaction request (``ask_user``); ``None`` when this front end
-        cannot. Reserved for the interaction requests of spec 000."""
+    async def interact(
+        self, request: InteractionRequest
+    ) -> InteractionAnswer | Mapping[str, Any] | None:
+        """Ask the person the request's form (``request.form``: text, single-select and
+        multi-select fields) and return the values keyed by field id (or an
+        :class:`~raw_core.sessions.backend.InteractionAnswer`); ``None`` when the person
+        cancelled the form. Values that do not fit the form are ignored (and logged): the
+        request stays pending. Cancelled like :meth:`approve`."""
         ...
 
     async def show_panel(self, update: PanelUpdate) -> None:
@@ -85,6 +92,7 @@ class BaseFrontEnd:
 
     name = "app"
     can_approve = False
+    can_interact = False
     wants_events = True
 
     def on_event(self, event: LoopEvent) -> None:
@@ -94,8 +102,10 @@ class BaseFrontEnd:
         """Decline: a front end that cannot ask never approves."""
         return False
 
-    async def interact(self, request: Any) -> Any:
-        """Interactions are not available here."""
+    async def interact(
+        self, request: InteractionRequest
+    ) -> InteractionAnswer | Mapping[str, Any] | None:
+        """Not asked: ``can_interact`` is false."""
         return None
 
     async def show_panel(self, update: PanelUpdate) -> None:
@@ -107,8 +117,10 @@ class CallbackFrontEnd(BaseFrontEnd):
 
     ``on_event`` receives each event (none given: events are not even built);
     ``approve`` is an async function ``(request) -> bool | ApprovalAnswer`` (none given:
-    nobody can be asked, so an ask ends as ``approval_unavailable``); ``show_panel`` an
-    async function ``(update) -> None`` (none given: panels are not shown).
+    nobody can be asked, so an ask ends as ``approval_unavailable``); ``interact`` an async
+    function ``(request) -> values | InteractionAnswer | None`` (none given: a tool's
+    question ends as ``interaction_unavailable``); ``show_panel`` an async function
+    ``(update) -> None`` (none given: panels are not shown).
     """
 
     def __init__(
@@ -117,10 +129,16 @@ class CallbackFrontEnd(BaseFrontEnd):
         on_event: Callable[[LoopEvent], Any] | None = None,
         approve: Callable[[ApprovalRequest], Awaitable[ApprovalAnswer | bool]] | None = None,
         show_panel: Callable[[PanelUpdate], Awaitable[None]] | None = None,
+        interact: Callable[
+            [InteractionRequest], Awaitable[InteractionAnswer | Mapping[str, Any] | None]
+        ]
+        | None = None,
         name: str = "app",
     ) -> None:
         self._on_event = on_event
         self._approve = approve
+        self._interact = interact
+        self.can_interact = interact is not None
         self._show_panel = show_panel
         self.name = name
         self.can_approve = approve is not None
@@ -136,6 +154,14 @@ class CallbackFrontEnd(BaseFrontEnd):
         if self._approve is None:
             return False
         return await self._approve(request)
+
+    async def interact(
+        self, request: InteractionRequest
+    ) -> InteractionAnswer | Mapping[str, Any] | None:
+        """Ask the callback; without one, nothing (never called then)."""
+        if self._interact is None:
+            return None
+        return await self._interact(request)
 
     async def show_panel(self, update: PanelUpdate) -> None:
         """Pass the update on, when a callback was given."""

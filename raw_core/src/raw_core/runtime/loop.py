@@ -36,7 +36,7 @@ import contextlib
 import logging
 import time
 import types
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -72,6 +72,7 @@ from raw_core.runtime._transcript import (
     Draft,
     error_message,
     has_placeholder,
+    interrupted_text,
     result_message,
     tool_digest,
 )
@@ -88,7 +89,7 @@ from raw_core.runtime.events import (
 )
 from raw_core.runtime.frontend import FrontEnd
 from raw_core.runtime.panels import PanelActionResult, SessionRecorder, run_action
-from raw_core.sessions.backend import PanelUpdate, SessionState, SessionWriter
+from raw_core.sessions.backend import PanelUpdate, PendingRequest, SessionState, SessionWriter
 from raw_core.sessions.sqlite import (
     AssistantMessage,
     Message,
@@ -255,8 +256,10 @@ class Session:
         self._context = list(context)
         self._has_placeholders = has_placeholder(context)
 
-    async def _prepare(self) -> None:
-        """Repair an interrupted turn, and compare the tools with the ones last used."""
+    async def _prepare(self, interrupted: Mapping[str, PendingRequest] | None = None) -> None:
+        """Repair an interrupted turn (a call that waited for a request, in
+        ``interrupted`` by call id, says so), and compare the tools with the ones last
+        used."""
         context = await self._writer.read_context()
         self._context = list(context)
         if len(context) > MEASURE_INLINE:  # a deep session: measure it off the event loop
@@ -282,8 +285,16 @@ class Session:
             }
             missing = [c for c in last.tool_calls if c.id not in answered]
             if missing:
+                waited = interrupted or {}
                 await self._commit(
-                    [error_message(c.id, Cancelled.code, INTERRUPTED) for c in missing]
+                    [
+                        error_message(
+                            c.id,
+                            Cancelled.code,
+                            interrupted_text(waited[c.id]) if c.id in waited else INTERRUPTED,
+                        )
+                        for c in missing
+                    ]
                 )
         state = self._state = await self._writer.state()
         digests = {tool.name: tool_digest(tool) for tool in self._tools}

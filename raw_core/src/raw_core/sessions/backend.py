@@ -10,7 +10,7 @@ What a backend promises:
 
 * **Two streams per session.** The *display history* holds what the user saw, append-only
   and paged with opaque cursors: messages, and display-only entries (a call's uncapped
-  output, an approval and its answer, a panel update; later interaction answers). The
+  output, a request (approval or interaction) as it opened and as it ended, a panel update). The
   *model context* is what the next request sends: the messages (and model-only messages)
   from the compaction boundary on, after the compaction summary. Display-only entries
   never enter the model context; model-only messages never appear in the display history.
@@ -20,7 +20,7 @@ What a backend promises:
 * **Nothing that can wait long blocks the event loop**: lock waits, syncs to disk, page
   reads and loading a deep session run off it. A short commit may run inline where that is
   measured to be cheaper.
-* **Pending requests are records**: an approval (later an interaction) that waits for an
+* **Pending requests are records**: an approval or an interaction that waits for an
   answer is a :class:`PendingRequest` with an id, a deadline and a state, stored with its
   session; any front end answers it by id (:meth:`SessionBackend.answer_request`), the first
   answer wins, and the writer waiting for it sees it (:meth:`SessionBackend.wait_for_answer`),
@@ -49,16 +49,20 @@ import attrs
 
 from raw_core.sessions.records import (
     MAX_TOOL_OUTPUT_BYTES,
+    REQUEST_STATES,
     ApprovalAnswer,
-    ApprovalEntry,
     DisplayEntry,
     DisplayItem,
     DisplayPage,
+    InteractionAnswer,
     ModelOnly,
     PanelKey,
     PanelSource,
     PanelUpdate,
     PendingRequest,
+    RequestAnswer,
+    RequestEntry,
+    RequestKind,
     RequestState,
     SessionInfo,
     SessionState,
@@ -72,16 +76,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_TOOL_OUTPUT_BYTES",
+    "REQUEST_STATES",
     "ApprovalAnswer",
-    "ApprovalEntry",
     "DisplayEntry",
     "DisplayItem",
     "DisplayPage",
+    "InteractionAnswer",
     "ModelOnly",
     "PanelKey",
     "PanelSource",
     "PanelUpdate",
     "PendingRequest",
+    "RequestAnswer",
+    "RequestEntry",
+    "RequestKind",
     "RequestState",
     "SessionBackend",
     "SessionBackendRecord",
@@ -108,7 +116,7 @@ class SessionWriter(Protocol):
     async def append(self, entries: Sequence[Any]) -> None:
         """Append ``entries`` in one transaction: all of them or none, for readers and
         after a crash. Messages go to both streams, :class:`ModelOnly` messages to the
-        model context only, :class:`ToolOutput`, :class:`ApprovalEntry` and
+        model context only, :class:`ToolOutput`, :class:`RequestEntry` and
         :class:`PanelUpdate` to the display history only. Nothing to append is a no-op."""
         ...
 
@@ -135,10 +143,11 @@ class SessionWriter(Protocol):
         ...
 
     async def close_request(
-        self, request_id: str, state: RequestState, answer: ApprovalAnswer | None = None
+        self, request_id: str, state: RequestState, answer: RequestAnswer | None = None
     ) -> PendingRequest:
         """End a pending request from the writer's side (answered by its own front end,
-        expired, or cancelled) and return it as stored. When another front end answered
+        expired, cancelled, or interrupted when the session is opened again) and return it
+        as stored. When another front end answered
         first, that answer stands and is returned."""
         ...
 
@@ -234,9 +243,11 @@ class SessionBackend(Protocol):
         """A session's requests, oldest first (only the pending ones by default)."""
         ...
 
-    async def answer_request(self, request_id: str, answer: ApprovalAnswer) -> PendingRequest:
+    async def answer_request(self, request_id: str, answer: RequestAnswer) -> PendingRequest:
         """Answer a pending request (any front end, any process): the first answer wins;
-        a request no longer pending is ``request_not_pending`` naming its state."""
+        a request no longer pending is ``request_not_pending`` naming its state. The
+        answer's type must fit the request's kind (``ValueError`` else; the session service
+        validates an interaction's values against its form first)."""
         ...
 
     async def wait_for_answer(self, request_id: str) -> PendingRequest:

@@ -24,16 +24,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_TOOL_OUTPUT_BYTES",
+    "REQUEST_STATES",
     "ApprovalAnswer",
-    "ApprovalEntry",
     "DisplayEntry",
     "DisplayItem",
     "DisplayPage",
+    "InteractionAnswer",
     "ModelOnly",
     "PanelKey",
     "PanelSource",
     "PanelUpdate",
     "PendingRequest",
+    "RequestAnswer",
+    "RequestEntry",
+    "RequestKind",
     "RequestState",
     "SessionInfo",
     "SessionState",
@@ -46,9 +50,21 @@ MAX_TOOL_OUTPUT_BYTES: Final = 1024 * 1024
 """How much of one call's output the display history keeps (UTF-8 bytes of its text and
 serialized JSON); past it the output is cut and ends with a truncation marker."""
 
-RequestState = Literal["pending", "approved", "denied", "expired", "cancelled"]
-"""A pending request's state: ``pending`` until answered (``approved`` / ``denied``), or
-until its deadline passed (``expired``) or its call was cancelled (``cancelled``)."""
+RequestKind = Literal["approval", "interaction"]
+"""What a pending request waits for: a call's ``approval``, or the answer to a tool's
+``interaction`` request (a form)."""
+
+RequestState = Literal[
+    "pending", "approved", "denied", "answered", "expired", "cancelled", "interrupted"
+]
+"""A pending request's state: ``pending`` until it ends — an approval as ``approved`` or
+``denied``, an interaction as ``answered`` — or until its deadline passed (``expired``),
+its call or turn was cancelled or the person cancelled the form (``cancelled``), or raw
+stopped while it waited (``interrupted``, set when the session is next opened)."""
+
+REQUEST_STATES: Final = frozenset(
+    {"pending", "approved", "denied", "answered", "expired", "cancelled", "interrupted"}
+)
 
 PanelKey = tuple[str, str]
 """How a session keys a panel: ``(tool identity, panel id)``."""
@@ -124,21 +140,71 @@ class ApprovalAnswer:
 
 
 @attrs.frozen(kw_only=True)
-class ApprovalEntry:
-    """Display-only: an approval request as it ended — the call it was about, what was
-    shown, its final state, and the answer (``None`` when it expired or was cancelled)."""
+class InteractionAnswer:
+    """An answer to an interaction request: the form's values keyed by field id (a string
+    for a text or single-select field, a list of strings for a multi-select one) and who
+    gave it (the front end's name). It never grants a tool permission."""
+
+    values: Mapping[str, Any] = attrs.field(converter=freeze)
+    by: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{values, by}``, detached."""
+        return {"values": thaw(self.values), "by": self.by}
+
+
+RequestAnswer = ApprovalAnswer | InteractionAnswer
+"""What answers a request: an :class:`ApprovalAnswer` for an approval, an
+:class:`InteractionAnswer` for an interaction."""
+
+
+@attrs.frozen(kw_only=True)
+class RequestEntry:
+    """Display-only: a pending request as it opened (``state`` ``pending``) and, a second
+    entry with the same ``request_id``, as it ended — its final state and ``answer``
+    (``None`` unless approved, denied or answered; the answer says who gave it).
+
+    ``request_kind`` is ``approval`` or ``interaction``; ``show`` is what was shown (an
+    approval: ``identity``, ``name``, ``arguments``, ``effects`` apart, ``reason``; an
+    interaction: ``identity``, ``panel``, ``document``); ``deadline`` when it expires."""
 
     request_id: str
+    request_kind: RequestKind
     tool_call_id: str
-    identity: str
-    arguments: Any
-    effects: Any
     state: RequestState
-    answer: ApprovalAnswer | None = None
+    show: Mapping[str, Any] = attrs.field(converter=freeze)
+    deadline: datetime | None = None
+    answer: RequestAnswer | None = None
 
     @property
     def kind(self) -> str:
-        return "approval"
+        return "request"
+
+    @classmethod
+    def of(cls, request: PendingRequest) -> RequestEntry:
+        """The entry for ``request`` as it is now."""
+        return cls(
+            request_id=request.id,
+            request_kind=request.kind,
+            tool_call_id=request.tool_call_id,
+            state=request.state,
+            show=request.show,
+            deadline=request.deadline,
+            answer=request.answer,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{request_id, request_kind, tool_call_id, state, show, deadline (ISO 8601 or
+        null), answer ({approved, by, message}, {values, by} or null)}``, detached."""
+        return {
+            "request_id": self.request_id,
+            "request_kind": self.request_kind,
+            "tool_call_id": self.tool_call_id,
+            "state": self.state,
+            "show": thaw(self.show),
+            "deadline": self.deadline.isoformat() if self.deadline is not None else None,
+            "answer": self.answer.to_dict() if self.answer is not None else None,
+        }
 
 
 PanelSource = Literal["result", "context"]
@@ -243,7 +309,7 @@ class ModelOnly:
     message: Message
 
 
-DisplayEntry = ToolOutput | ApprovalEntry | PanelUpdate
+DisplayEntry = ToolOutput | RequestEntry | PanelUpdate
 """The display-only entries a writer can append beside messages."""
 
 
@@ -252,15 +318,15 @@ class DisplayItem:
     """One entry of the display history. ``seq`` is its position in the session (1 for
     the first entry, then 2, ...): stable, and it grows with time. ``entry`` is a message
     or a display-only entry; :attr:`kind` says which (``message``, ``tool_output``,
-    ``approval``, ``panel``)."""
+    ``request``, ``panel``)."""
 
     seq: int
     created_at: datetime
-    entry: Any  # Message | ToolOutput | ApprovalEntry | PanelUpdate
+    entry: Any  # Message | ToolOutput | RequestEntry | PanelUpdate
 
     @property
     def kind(self) -> str:
-        """``message``, ``tool_output``, ``approval`` or ``panel``."""
+        """``message``, ``tool_output``, ``request`` or ``panel``."""
         kind = getattr(self.entry, "kind", None)
         return kind if isinstance(kind, str) else "message"
 
@@ -268,15 +334,14 @@ class DisplayItem:
     def message(self) -> Message | None:
         """The message, for a ``message`` item (``None`` for a display-only entry)."""
         entry = self.entry
-        return None if isinstance(entry, ToolOutput | ApprovalEntry | PanelUpdate) else entry
+        return None if isinstance(entry, ToolOutput | RequestEntry | PanelUpdate) else entry
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form front ends share (``raw sessions show --json``): ``seq``,
         ``created_at`` (ISO 8601), ``kind``, and the entry's fields — ``message`` for a
         message; ``tool_call_id``, ``content``, ``truncated`` for a tool output;
-        ``request_id``, ``tool_call_id``, ``identity``, ``arguments``, ``effects``,
-        ``state`` and ``answer`` (``{approved, by, message}`` or null) for an approval; the
-        fields of :meth:`PanelUpdate.to_dict` for a panel update."""
+        the fields of :meth:`RequestEntry.to_dict` for a request (approval or
+        interaction); the fields of :meth:`PanelUpdate.to_dict` for a panel update."""
         head: dict[str, Any] = {
             "seq": self.seq,
             "created_at": self.created_at.isoformat(),
@@ -290,17 +355,8 @@ class DisplayItem:
                 "content": [block_to_dict(block) for block in entry.content],
                 "truncated": entry.truncated,
             }
-        if isinstance(entry, ApprovalEntry):
-            return {
-                **head,
-                "request_id": entry.request_id,
-                "tool_call_id": entry.tool_call_id,
-                "identity": entry.identity,
-                "arguments": entry.arguments,
-                "effects": entry.effects,
-                "state": entry.state,
-                "answer": entry.answer.to_dict() if entry.answer is not None else None,
-            }
+        if isinstance(entry, RequestEntry):
+            return {**head, **entry.to_dict()}
         if isinstance(entry, PanelUpdate):
             return {**head, **entry.to_dict()}
         from raw_core.sessions.messages import message_to_dict
@@ -328,23 +384,25 @@ class DisplayPage:
 
 @attrs.frozen(kw_only=True)
 class PendingRequest:
-    """A request that waits for a person: an approval now, an interaction later.
+    """A request that waits for a person: a call's approval or a tool's interaction.
 
-    ``show`` is what a front end shows (for an approval: ``identity``, ``name``,
-    ``arguments``, ``effects``, ``reason``); ``deadline`` is when it expires (``None``: it
-    waits as long as its call does); ``answer`` is set once ``state`` is ``approved`` or
-    ``denied``.
+    ``kind`` says which. ``show`` is what a front end shows (an approval: ``identity``,
+    ``name``, ``arguments``, ``effects``, ``reason``; an interaction: ``identity``,
+    ``panel``, ``document`` — a panel document holding one ``form`` block); ``deadline`` is
+    when it expires (``None``: it waits as long as its call does); ``answer`` is set once
+    ``state`` is ``approved``, ``denied`` (an :class:`ApprovalAnswer`) or ``answered`` (an
+    :class:`InteractionAnswer`).
     """
 
     id: str
     session_id: str
-    kind: str
+    kind: RequestKind
     tool_call_id: str
     show: Mapping[str, Any]
     created_at: datetime
     deadline: datetime | None = None
     state: RequestState = "pending"
-    answer: ApprovalAnswer | None = None
+    answer: RequestAnswer | None = None
     answered_at: datetime | None = None
 
 

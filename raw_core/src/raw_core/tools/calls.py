@@ -20,6 +20,7 @@ import attrs
 
 from raw_core.frozen import thaw
 from raw_core.sessions.messages import CallSource, ToolCall
+from raw_core.tools.interactions import CallInteractions
 from raw_core.tools.panels import CallPanels
 from raw_core.tools.progress import BatchProgress
 from raw_core.tools.resources import SessionResources
@@ -176,10 +177,13 @@ class ToolContext:
     a batch handler announces its entries (:class:`~raw_core.tools.progress.BatchProgress`),
     so a call stopped at its time limit still reports the rows that finished. ``panels``
     is the call's view of its tool's panels (:class:`~raw_core.tools.panels.CallPanels`:
-    ``await context.panels.update(panel, body)``, ``context.panels.get(panel)``); None
-    only where no dispatcher made the context. ``resources`` is what tools keep for the
-    length of the session (:class:`~raw_core.tools.resources.SessionResources`, closed
-    when it ends); None where the caller keeps none (a dispatcher built without one)."""
+    ``await context.panels.update(panel, body)``, ``context.panels.get(panel)``);
+    ``interactions`` asks the user a question
+    (:class:`~raw_core.tools.interactions.CallInteractions`: ``await
+    context.interactions.request(panel=..., document=...)``). Both are None only where no
+    dispatcher made the context. ``resources`` is what tools keep for the length of the
+    session (:class:`~raw_core.tools.resources.SessionResources`, closed when it ends);
+    None where the caller keeps none (a dispatcher built without one)."""
 
     cwd: str
     tool_call_id: str
@@ -191,6 +195,7 @@ class ToolContext:
     progress: BatchProgress = attrs.field(factory=BatchProgress)
     panels: CallPanels | None = None
     resources: SessionResources | None = None
+    interactions: CallInteractions | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -1,4 +1,5 @@
-"""Pending requests in the ``requests`` table: add, close, answer, read.
+"""Pending requests (approvals and interactions) in the ``requests`` table: add, close,
+answer, read.
 
 A request belongs to a session (``session_key``; the session's delete trigger deletes its
 requests). Every state change is one compare-and-set ``UPDATE ... WHERE state =
@@ -15,13 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from raw_core.errors import RequestNotFound, RequestNotPending, StoreCorrupt
-from raw_core.sessions.backend import ApprovalAnswer, PendingRequest, RequestState
+from raw_core.sessions.backend import REQUEST_STATES, PendingRequest, RequestAnswer, RequestState
 from raw_core.sessions.sqlite._rows import from_ms, to_ms
-from raw_core.sessions.sqlite.entries import REQUEST_STATES, answer_from_dict, dumps_json
+from raw_core.sessions.sqlite.entries import (
+    answer_from_dict,
+    answer_state,
+    check_closing,
+    dumps_json,
+)
 
 __all__ = [
     "answer_request",
-    "check_closing",
     "close_request",
     "get_request",
     "insert_request",
@@ -56,7 +61,9 @@ def _request(row: tuple[Any, ...], path: Path) -> PendingRequest:
             raise ValueError("show: expected an object")
         if state not in REQUEST_STATES:
             raise ValueError(f"state: expected one of {sorted(REQUEST_STATES)}, found {state!r}")
-        decoded = None if answer is None else answer_from_dict(json.loads(answer))
+        if kind not in ("approval", "interaction"):
+            raise ValueError(f"kind: expected approval or interaction, found {kind!r}")
+        decoded = None if answer is None else answer_from_dict(json.loads(answer), kind)
     except ValueError as exc:
         raise StoreCorrupt(
             f"request {rid} of session {sid} cannot be read: {exc}",
@@ -117,26 +124,12 @@ def insert_request(connection: sqlite3.Connection, key: int, request: PendingReq
         raise ValueError(f"expected a new request id, found {request.id!r} stored already") from exc
 
 
-def check_closing(state: RequestState, answer: ApprovalAnswer | None) -> None:
-    """``ValueError`` unless ``state`` ends a request and ``answer`` fits it: an answer for
-    ``approved`` / ``denied`` (saying the same), none for ``expired`` / ``cancelled``."""
-    if state not in REQUEST_STATES or state == "pending":
-        raise ValueError(
-            f"expected approved, denied, expired or cancelled to close a request, found {state!r}"
-        )
-    if state in ("approved", "denied"):
-        if answer is None or answer.approved != (state == "approved"):
-            raise ValueError(f"expected an answer with approved={state == 'approved'} for {state}")
-    elif answer is not None:
-        raise ValueError(f"expected no answer for a request that is {state}")
-
-
 def close_request(
     connection: sqlite3.Connection,
     key: int,
     request_id: str,
     state: RequestState,
-    answer: ApprovalAnswer | None,
+    answer: RequestAnswer | None,
     now: int,
     path: Path,
 ) -> PendingRequest:
@@ -150,19 +143,21 @@ def close_request(
         raise not_found(request_id)
     if current.state != "pending":
         return current
+    check_closing(current.kind, state, answer)
     answer_text = None if answer is None else dumps_json(answer.to_dict())
     connection.execute(_CLOSE, (state, answer_text, now, request_id))
     return get_request(connection, request_id, path)
 
 
 def answer_request(
-    connection: sqlite3.Connection, request_id: str, answer: ApprovalAnswer, now: int, path: Path
+    connection: sqlite3.Connection, request_id: str, answer: RequestAnswer, now: int, path: Path
 ) -> tuple[PendingRequest, bool]:
     """Answer a pending request: the first answer wins. A request whose deadline passed is
     marked expired instead. Returns the request as stored and whether this answer was
     taken (raise :func:`not_pending` after the transaction when it was not: the expiry
-    must commit)."""
-    state = "approved" if answer.approved else "denied"
+    must commit). ``ValueError`` for an answer of the other kind's type."""
+    state = answer_state(answer)
+    check_closing(get_request(connection, request_id, path).kind, state, answer)
     updated = connection.execute(
         _CLOSE + " AND (deadline IS NULL OR deadline > ?)",
         (state, dumps_json(answer.to_dict()), now, request_id, now),

@@ -15,17 +15,17 @@ from raw_core.sessions.backend import SessionInfo
 from raw_core.sessions.messages import MESSAGE_FORMAT, Message, loads_message
 from raw_core.sessions.sqlite._schema import (
     CONTEXT_KINDS_END,
-    KIND_APPROVAL,
     KIND_MESSAGE,
     KIND_MODEL_ONLY,
     KIND_PANEL,
+    KIND_REQUEST,
     KIND_TOOL_OUTPUT,
     seq_range,
 )
 from raw_core.sessions.sqlite.entries import (
     ENTRY_FORMAT,
-    loads_approval,
     loads_panel,
+    loads_request,
     loads_tool_output,
 )
 
@@ -130,7 +130,7 @@ def decode_message(
 
 _LOADERS: dict[int, Callable[[str], Any]] = {
     KIND_TOOL_OUTPUT: loads_tool_output,
-    KIND_APPROVAL: loads_approval,
+    KIND_REQUEST: loads_request,
     KIND_PANEL: loads_panel,
 }
 

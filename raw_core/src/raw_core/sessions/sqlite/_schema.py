@@ -1,10 +1,10 @@
 """Where the database file is, what its tables are, and which files this raw uses.
 
 Raw does not convert old session data. The layout's version is in the file name
-(``sessions-v2.sqlite3``): a layout change gets a new file name, and the new file is
-created fresh with the one schema below. An older file (``sessions-v1.sqlite3``, written
-by an older raw) is never opened, so it stays exactly as it is and an older raw keeps
-reading it; new sessions go to the new file.
+(``sessions-v3.sqlite3``): a layout change gets a new file name, and the new file is
+created fresh with the one schema below. An older file (``sessions-v2.sqlite3`` or
+``sessions-v1.sqlite3``, written by an older raw) is never opened, so it stays exactly as
+it is and an older raw keeps reading it; new sessions go to the new file.
 
 ``PRAGMA application_id`` marks the file as raw's, so another program's database is
 :class:`StoreCorrupt`, never adopted. ``PRAGMA user_version`` is :data:`SCHEMA_VERSION`; a
@@ -30,10 +30,10 @@ __all__ = [
     "APPLICATION_ID",
     "CONTEXT_KINDS_END",
     "FILE_NAME",
-    "KIND_APPROVAL",
     "KIND_MESSAGE",
     "KIND_MODEL_ONLY",
     "KIND_PANEL",
+    "KIND_REQUEST",
     "KIND_TOOL_OUTPUT",
     "MAX_KEY",
     "OLDER_FILE_NAMES",
@@ -45,8 +45,8 @@ __all__ = [
     "seq_range",
 ]
 
-FILE_NAME = "sessions-v2.sqlite3"
-OLDER_FILE_NAMES = ("sessions-v1.sqlite3",)
+FILE_NAME = "sessions-v3.sqlite3"
+OLDER_FILE_NAMES = ("sessions-v1.sqlite3", "sessions-v2.sqlite3")
 """Files of older layouts; never opened (listed so tests and docs can name them)."""
 APPLICATION_ID = 0x72617731  # "raw1"
 
@@ -79,8 +79,8 @@ KIND_MODEL_ONLY = 1
 """A message for the model context only; never paged."""
 KIND_TOOL_OUTPUT = 2
 """A call's output as the user saw it (display only)."""
-KIND_APPROVAL = 3
-"""An approval request as it ended (display only)."""
+KIND_REQUEST = 3
+"""A pending request (approval or interaction) as it opened or ended (display only)."""
 KIND_PANEL = 4
 """A panel update (display only)."""
 CONTEXT_KINDS_END = 2
@@ -102,7 +102,7 @@ CONTEXT_KINDS_END = 2
 #   row and nothing else, and a compaction rewrites one sessions row.
 # ``format`` is the JSON form of a body: messages.MESSAGE_FORMAT for messages,
 #   entries.ENTRY_FORMAT for display-only entries.
-# requests: pending requests (approvals now), found by their own id, and per session
+# requests: pending requests (approvals and interactions), found by their own id, and per session
 #   through ``requests_by_session`` in the order they were added (rowid). Answering one
 #   is a compare-and-set on ``state``.
 # Whoever deletes a session (raw, a person at the sqlite3 prompt) deletes its rows and
@@ -143,7 +143,8 @@ _SCHEMA = (
         created_at INTEGER NOT NULL,
         deadline INTEGER,
         state TEXT NOT NULL
-            CHECK (state IN ('pending', 'approved', 'denied', 'expired', 'cancelled')),
+            CHECK (state IN ('pending', 'approved', 'denied', 'answered', 'expired', 'cancelled',
+                'interrupted')),
         answer TEXT,
         answered_at INTEGER
     )

@@ -44,9 +44,9 @@ import anyio.to_thread
 
 from raw_core.errors import StoreUnavailable
 from raw_core.sessions.backend import (
-    ApprovalAnswer,
     DisplayPage,
     PendingRequest,
+    RequestAnswer,
     RequestState,
     SessionInfo,
     SessionState,
@@ -133,7 +133,7 @@ class SqliteWriter:
         await self._connection.commit(self._writer.add_request, request)
 
     async def close_request(
-        self, request_id: str, state: RequestState, answer: ApprovalAnswer | None = None
+        self, request_id: str, state: RequestState, answer: RequestAnswer | None = None
     ) -> PendingRequest:
         """See :meth:`raw_core.sessions.sqlite.SessionWriter.close_request`; inline, and it wakes
         this backend's waiters on the request."""
@@ -434,7 +434,7 @@ class SqliteBackend:
             )
         )
 
-    async def answer_request(self, request_id: str, answer: ApprovalAnswer) -> PendingRequest:
+    async def answer_request(self, request_id: str, answer: RequestAnswer) -> PendingRequest:
         """See :meth:`raw_core.sessions.sqlite.SessionStore.answer_request`; inline, and it wakes
         this backend's waiters on the request."""
         try:

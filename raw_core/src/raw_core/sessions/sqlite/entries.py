@@ -3,7 +3,8 @@
 * :class:`~raw_core.sessions.backend.ToolOutput`: a call's output as the user saw it, when the model
   received less. Made with :func:`tool_output_for`, which cuts it at
   :data:`~raw_core.sessions.backend.MAX_TOOL_OUTPUT_BYTES`;
-* :class:`~raw_core.sessions.backend.ApprovalEntry`: an approval request as it ended;
+* :class:`~raw_core.sessions.backend.RequestEntry`: a pending request (an approval or an
+  interaction) as it opened, and as it ended;
 * :class:`~raw_core.sessions.backend.PanelUpdate`: one update of a panel, accepted or rejected.
 
 Each is written to the display table with their own row kind (so they never enter the
@@ -13,8 +14,10 @@ key checked, unknown keys refused):
 * tool output: ``{"tool_call_id", "content": [block, ...], "truncated": true}``
   (``truncated`` only when true); a block in the JSON form of
   :mod:`raw_core.sessions.blocks`, the tool result blocks' own shape;
-* approval: ``{"request_id", "tool_call_id", "identity", "arguments", "effects", "state",
-  "answer": {"approved", "by", "message"}}`` (``answer`` only when there is one);
+* request: ``{"request_id", "request_kind", "tool_call_id", "state", "show", "deadline",
+  "answer"}``, every key present (``deadline`` in milliseconds since the epoch or null;
+  ``answer`` ``{"approved", "by", "message"}`` for an approval, ``{"values", "by"}`` for an
+  interaction, or null);
 * panel update: the object of :meth:`~raw_core.sessions.backend.PanelUpdate.to_dict`, every key
   present.
 """
@@ -23,14 +26,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from raw_core.sessions.backend import (
     MAX_TOOL_OUTPUT_BYTES,
+    REQUEST_STATES,
     ApprovalAnswer,
-    ApprovalEntry,
+    InteractionAnswer,
     ModelOnly,
     PanelUpdate,
+    RequestAnswer,
+    RequestEntry,
+    RequestKind,
     RequestState,
     ToolOutput,
     document_json,
@@ -51,10 +59,10 @@ from raw_core.sessions.messages import (
     dumps_message,
 )
 from raw_core.sessions.sqlite._schema import (
-    KIND_APPROVAL,
     KIND_MESSAGE,
     KIND_MODEL_ONLY,
     KIND_PANEL,
+    KIND_REQUEST,
     KIND_TOOL_OUTPUT,
 )
 
@@ -62,21 +70,21 @@ __all__ = [
     "ENTRY_FORMAT",
     "REQUEST_STATES",
     "answer_from_dict",
-    "dumps_approval",
+    "answer_state",
+    "check_closing",
     "dumps_json",
     "dumps_panel",
+    "dumps_request",
     "dumps_tool_output",
     "encode_entry",
-    "loads_approval",
     "loads_panel",
+    "loads_request",
     "loads_tool_output",
     "tool_output_for",
 ]
 
 ENTRY_FORMAT: Final = 1
 """The version of the JSON form of display-only entries; stored with every such row."""
-
-REQUEST_STATES: Final = frozenset({"pending", "approved", "denied", "expired", "cancelled"})
 
 
 def _plain(value: Any) -> Any:
@@ -212,10 +220,19 @@ def loads_tool_output(text: str) -> ToolOutput:
     )
 
 
-def answer_from_dict(data: Any, what: str = "answer") -> ApprovalAnswer:
-    """An :class:`ApprovalAnswer` from ``{approved, by, message}``; ``ValueError`` else."""
+def answer_from_dict(data: Any, kind: str, what: str = "answer") -> RequestAnswer:
+    """The answer to a request of ``kind``: an :class:`ApprovalAnswer` from ``{approved,
+    by, message}``, an :class:`InteractionAnswer` from ``{values, by}``; ``ValueError``
+    else."""
     if not isinstance(data, dict):
         raise ValueError(f"{what}: expected an object, found {type(data).__name__}")
+    if kind == "interaction":
+        _keys(data, {"values", "by"}, set(), what)
+        if not isinstance(data["values"], dict):
+            raise ValueError(f"{what}.values: expected an object")
+        return InteractionAnswer(values=data["values"], by=_string(data, "by", what))
+    if kind != "approval":
+        raise ValueError(f"{what}: expected a request of kind approval or interaction")
     _keys(data, {"approved", "by"}, {"message"}, what)
     if not isinstance(data["approved"], bool):
         raise ValueError(f"{what}.approved: expected true or false")
@@ -225,39 +242,88 @@ def answer_from_dict(data: Any, what: str = "answer") -> ApprovalAnswer:
     return ApprovalAnswer(approved=data["approved"], by=_string(data, "by", what), message=message)
 
 
-def dumps_approval(entry: ApprovalEntry) -> str:
+def answer_state(answer: RequestAnswer) -> RequestState:
+    """The state an answer ends its request in: ``approved``, ``denied`` or ``answered``."""
+    if isinstance(answer, InteractionAnswer):
+        return "answered"
+    return "approved" if answer.approved else "denied"
+
+
+def check_closing(kind: str, state: RequestState, answer: RequestAnswer | None) -> None:
+    """``ValueError`` unless ``state`` ends a request of ``kind`` and ``answer`` fits it:
+    an answer of the kind's type saying the same for ``approved`` / ``denied`` (approvals)
+    and ``answered`` (interactions), none for ``expired``, ``cancelled`` and
+    ``interrupted``."""
+    answered = ("approved", "denied") if kind == "approval" else ("answered",)
+    allowed = (*answered, "expired", "cancelled", "interrupted")
+    if state not in allowed:
+        raise ValueError(
+            f"expected one of {', '.join(allowed)} to close a request of kind {kind}, found"
+            f" {state!r}"
+        )
+    if state in answered:
+        expected = ApprovalAnswer if kind == "approval" else InteractionAnswer
+        if not isinstance(answer, expected) or answer_state(answer) != state:
+            raise ValueError(f"expected an {expected.__name__} saying {state} for {state}")
+    elif answer is not None:
+        raise ValueError(f"expected no answer for a request that is {state}")
+
+
+_REQUEST_KEYS: Final = frozenset(
+    {"request_id", "request_kind", "tool_call_id", "state", "show", "deadline", "answer"}
+)
+
+
+def dumps_request(entry: RequestEntry) -> str:
     """``entry`` as JSON text."""
-    if entry.state not in REQUEST_STATES or entry.state == "pending":
-        raise ValueError(f"expected an approval that has ended, found state {entry.state!r}")
-    data: dict[str, Any] = {
-        "request_id": entry.request_id,
-        "tool_call_id": entry.tool_call_id,
-        "identity": entry.identity,
-        "arguments": entry.arguments,
-        "effects": entry.effects,
-        "state": entry.state,
-    }
-    if entry.answer is not None:
-        data["answer"] = entry.answer.to_dict()
-    return dumps_json(data)
-
-
-def loads_approval(text: str) -> ApprovalEntry:
-    """The entry :func:`dumps_approval` wrote; ``ValueError`` for anything else."""
-    data = _object(text, "an approval")
-    required = {"request_id", "tool_call_id", "identity", "arguments", "effects", "state"}
-    _keys(data, required, {"answer"}, "approval")
-    state = _request_state(_string(data, "state", "approval"))
-    answer = data.get("answer")
-    return ApprovalEntry(
-        request_id=_string(data, "request_id", "approval"),
-        tool_call_id=_string(data, "tool_call_id", "approval"),
-        identity=_string(data, "identity", "approval"),
-        arguments=data["arguments"],
-        effects=data["effects"],
-        state=state,
-        answer=None if answer is None else answer_from_dict(answer, "approval.answer"),
+    if entry.state not in REQUEST_STATES:
+        raise ValueError(f"expected a request state, found {entry.state!r}")
+    if entry.state != "pending":
+        check_closing(entry.request_kind, entry.state, entry.answer)
+    deadline = entry.deadline
+    return dumps_json(
+        {
+            "request_id": entry.request_id,
+            "request_kind": entry.request_kind,
+            "tool_call_id": entry.tool_call_id,
+            "state": entry.state,
+            "show": entry.show,
+            "deadline": None if deadline is None else int(deadline.timestamp() * 1000),
+            "answer": None if entry.answer is None else entry.answer.to_dict(),
+        }
     )
+
+
+def loads_request(text: str) -> RequestEntry:
+    """The entry :func:`dumps_request` wrote; ``ValueError`` for anything else."""
+    data = _object(text, "a request")
+    _keys(data, set(_REQUEST_KEYS), set(), "request")
+    kind = _string(data, "request_kind", "request")
+    if kind not in ("approval", "interaction"):
+        raise ValueError("request.request_kind: expected approval or interaction")
+    state = _request_state(_string(data, "state", "request"))
+    if not isinstance(data["show"], dict):
+        raise ValueError("request.show: expected an object")
+    deadline = data["deadline"]
+    if deadline is not None and type(deadline) is not int:
+        raise ValueError("request.deadline: expected milliseconds or null")
+    answer = data["answer"]
+    decoded = None if answer is None else answer_from_dict(answer, kind, "request.answer")
+    if state != "pending":
+        check_closing(kind, state, decoded)
+    return RequestEntry(
+        request_id=_string(data, "request_id", "request"),
+        request_kind=_kind(kind),
+        tool_call_id=_string(data, "tool_call_id", "request"),
+        state=state,
+        show=data["show"],
+        deadline=None if deadline is None else datetime.fromtimestamp(deadline / 1000, UTC),
+        answer=decoded,
+    )
+
+
+def _kind(value: str) -> RequestKind:
+    return "interaction" if value == "interaction" else "approval"
 
 
 _PANEL_KEYS: Final = frozenset(
@@ -353,11 +419,11 @@ def encode_entry(entry: Any) -> tuple[int, int, str]:
         return KIND_MODEL_ONLY, MESSAGE_FORMAT, dumps_message(entry.message)
     if isinstance(entry, ToolOutput):
         return KIND_TOOL_OUTPUT, ENTRY_FORMAT, dumps_tool_output(entry)
-    if isinstance(entry, ApprovalEntry):
-        return KIND_APPROVAL, ENTRY_FORMAT, dumps_approval(entry)
+    if isinstance(entry, RequestEntry):
+        return KIND_REQUEST, ENTRY_FORMAT, dumps_request(entry)
     if isinstance(entry, PanelUpdate):
         return KIND_PANEL, ENTRY_FORMAT, dumps_panel(entry)
     raise TypeError(
-        "expected a message, ModelOnly, ToolOutput, ApprovalEntry or PanelUpdate, found"
+        "expected a message, ModelOnly, ToolOutput, RequestEntry or PanelUpdate, found"
         f" {type(entry).__name__}"
     )

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 
 from raw_core.errors import StorageFull
-from raw_core.sessions.backend import ApprovalAnswer, PendingRequest, SessionInfo
+from raw_core.sessions.backend import PendingRequest, RequestAnswer, SessionInfo
 from raw_core.sessions.sqlite import _lock, _requests
 from raw_core.sessions.sqlite._durability import WalName
 from raw_core.sessions.sqlite._expiry import Clock, Expiry
@@ -411,7 +411,7 @@ class SessionStore:
             expiry=self._expiry,
         )
 
-    def answer_request(self, request_id: str, answer: ApprovalAnswer) -> PendingRequest:
+    def answer_request(self, request_id: str, answer: RequestAnswer) -> PendingRequest:
         """Answer a pending request from any process, holding no session lock: the first
         answer wins. :class:`RequestNotPending` (naming its ``state``) when it was
         answered, expired (its deadline passed) or cancelled already;

@@ -22,11 +22,11 @@ from typing import Any
 
 from raw_core.errors import StorageFull
 from raw_core.sessions.backend import (
-    ApprovalAnswer,
-    ApprovalEntry,
     ModelOnly,
     PanelUpdate,
     PendingRequest,
+    RequestAnswer,
+    RequestEntry,
     RequestState,
     SessionState,
     ToolOutput,
@@ -110,13 +110,13 @@ class SessionWriter(SessionReader):
             raise not_found(self._session_id)
 
     def append(
-        self, entries: Iterable[Message | ModelOnly | ToolOutput | ApprovalEntry | PanelUpdate]
+        self, entries: Iterable[Message | ModelOnly | ToolOutput | RequestEntry | PanelUpdate]
     ) -> None:
         """Append ``entries`` in one transaction: a reader sees all of them or none, and a
         crash keeps all or none.
 
         Messages go to both streams, :class:`ModelOnly` messages to the model context only,
-        :class:`ToolOutput`, :class:`ApprovalEntry` and :class:`PanelUpdate` to the display
+        :class:`ToolOutput`, :class:`RequestEntry` and :class:`PanelUpdate` to the display
         history only. Put
         what belongs together in one call (a completed assistant message; all tool results
         of a batch). Nothing to append is a no-op; anything else is refused before
@@ -234,13 +234,12 @@ class SessionWriter(SessionReader):
             _requests.insert_request(connection, self._key, request)
 
     def close_request(
-        self, request_id: str, state: RequestState, answer: ApprovalAnswer | None = None
+        self, request_id: str, state: RequestState, answer: RequestAnswer | None = None
     ) -> PendingRequest:
         """End a pending request of this session (answered through this writer's front
         end, expired or cancelled) and return it as stored: when someone answered it first,
         that answer stands and is returned. :class:`RequestNotFound` for a request this
         session does not have."""
-        _requests.check_closing(state, answer)
         with write_transaction(self._connection, self._path) as connection:
             return _requests.close_request(
                 connection, self._key, request_id, state, answer, self._now_ms(), self._path
