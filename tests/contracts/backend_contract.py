@@ -501,9 +501,9 @@ class BackendContract:
             await writer.append([opened])
             assert await elsewhere.get_request(asked.id) == asked
             # an answer of the other kind's type is refused and changes nothing
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match="InteractionAnswer"):
                 await elsewhere.answer_request(asked.id, ApprovalAnswer(approved=True, by="x"))
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match="ApprovalAnswer"):
                 await elsewhere.answer_request(
                     approval.id, InteractionAnswer(values={"name": "x"}, by="x")
                 )
@@ -513,7 +513,7 @@ class BackendContract:
             assert (answered.state, answered.answer) == ("answered", given)
             interrupted = await writer.close_request(left.id, "interrupted")
             assert (interrupted.state, interrupted.answer) == ("interrupted", None)
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match="kind approval"):
                 await writer.close_request(approval.id, "answered", given)
             ended = RequestEntry.of(answered)
             await writer.append([ended, RequestEntry.of(interrupted)])
