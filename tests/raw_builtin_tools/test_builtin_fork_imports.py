@@ -175,7 +175,10 @@ CALLS: dict[str, tuple[dict[str, Any], str]] = {
         "forked-process",
     ),
     "view_image": ({"path": "pixel.png"}, "pixel.png: PNG image, 1×1 pixels"),
+    "ask_user": ({"questions": [{"question": "Name?", "type": "text"}]}, "cannot be asked"),
 }
+ENDS_IN: dict[str, str] = {"ask_user": "interaction_unavailable"}
+"""Tools whose call here ends in an error: ask_user has nobody to ask without a terminal."""
 
 
 def test_every_builtin_tool_has_a_fork_call() -> None:
@@ -242,10 +245,12 @@ def test_a_fork_runs_when_the_private_modules_cannot_be_imported(
         text=True,
         env=env,
         cwd=work,
+        stdin=subprocess.DEVNULL,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
+    code = ENDS_IN.get(tool)
+    assert result.returncode == (0 if code is None else 1), result.stdout + result.stderr
     outcome = json.loads(result.stdout)
-    assert outcome["status"] == "ok", outcome
+    assert (outcome["status"], outcome["code"]) == ("ok" if code is None else "error", code)
     assert expected in json.dumps(outcome["content"], ensure_ascii=False).replace("\\n", "\n")
     modules = json.loads(result.stderr.rsplit("modules: ", 1)[1])
     assert [m for m in modules if any(p.startswith("_") for p in m.split(".")[1:])] == []
