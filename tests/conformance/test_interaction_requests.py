@@ -28,7 +28,7 @@ pytestmark = pytest.mark.anyio
 
 WAIT = 30.0  # seconds: a bound on waits that end on an event, never a timing assumption
 
-FORM = {
+FORM: dict[str, Any] = {
     "blocks": [
         {"type": "text", "text": "Before I go on:"},
         {
@@ -235,7 +235,9 @@ async def test_the_document_holds_exactly_one_form_block(project: Path) -> None:
     async def interact(request: Any) -> None:
         asked.append(request)
 
-    calls = [("ask", {"document": d}) for d in (none, two, broken)]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("ask", {"document": d}) for d in (none, two, broken)
+    ]
     calls.append(("ask", {"document": FORM, "panel": "elsewhere"}))
     results, requests, _, _ = await _turn(project, calls, CallbackFrontEnd(interact=interact))
     assert [r.error_code for r in results] == [
@@ -255,7 +257,7 @@ async def test_the_default_deadline_is_30_minutes_and_the_cap_24_hours(project: 
     async def interact(request: Any) -> dict[str, Any]:
         return {"name": "x", "parts": ["b"]}
 
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("ask", {"document": FORM}),
         ("ask", {"document": FORM, "timeout_ms": day}),
         ("ask", {"document": FORM, "timeout_ms": day + 1}),
@@ -404,7 +406,11 @@ async def test_an_approval_and_an_interaction_of_one_session_are_answered_by_id(
             else:
                 await app.answer_request(pending.id, approved=True, by="second")
 
-    calls = [("echo", {"text": "hi"}), ("ask", {"document": FORM}), ("echo", {"text": "again"})]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("echo", {"text": "hi"}),
+        ("ask", {"document": FORM}),
+        ("echo", {"text": "again"}),
+    ]
     results, requests, _, _ = await _turn(
         project,
         calls,
