@@ -87,10 +87,25 @@ async def _select(reader: Any, field: Mapping[str, Any]) -> Any:
         return values if many else values[0]
 
 
+def _needs_answer(field: Mapping[str, Any]) -> bool:
+    """Whether Enter alone is no answer: a required field without a default, or a
+    multi-select that needs at least one choice."""
+    if field["type"] == "multi_select":
+        return int(field.get("min_selected", 0)) > 0 and not field.get("default")
+    return bool(field.get("required")) and not field.get("default")
+
+
 async def _fields(reader: Any, form: Mapping[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for field in form["fields"]:
-        given = await (_text(reader, field) if field["type"] == "text" else _select(reader, field))
+        while True:
+            if field["type"] == "text":
+                given = await _text(reader, field)
+            else:
+                given = await _select(reader, field)
+            if given is not None or not _needs_answer(field):
+                break
+            click.echo("  expected an answer: the field is required", err=True)
         if given is not None:
             values[field["id"]] = given
     return values

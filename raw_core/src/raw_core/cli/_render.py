@@ -253,18 +253,17 @@ class TerminalFrontEnd:
         if self._reader is None:
             return False
         show_request(request)
-        while True:
-            line = await self._reader.readline("Run it? [y/N, or a message to decline with]: ")
-            if line is None:
-                return False
-            choice = line.strip()
-            if choice.lower() in ("y", "yes"):
-                return True
-            if choice.lower() in ("", "n", "no"):
-                return False
-            from raw_core import ApprovalAnswer
+        click.echo("(y runs it; n or Enter declines; any other text declines with it as", err=True)
+        click.echo(" the reason the model reads)", err=True)
+        line = await self._reader.readline("Run it? [y/N]: ")
+        choice = (line or "").strip()
+        if choice.lower() in ("y", "yes"):
+            return True
+        if choice.lower() in ("", "n", "no"):
+            return False
+        from raw_core import ApprovalAnswer
 
-            return ApprovalAnswer(approved=False, by=self.name, message=choice)
+        return ApprovalAnswer(approved=False, by=self.name, message=choice)
 
     async def interact(self, request: Any) -> Any:
         """Ask the request's form on the terminal; the values, or None when cancelled."""
