@@ -51,6 +51,27 @@ def test_write_a_local_tool_example_loads_and_runs(tmp_path: Path) -> None:
     assert json.loads(check.stdout)[0]["ok"] is True
 
 
+def test_the_interactions_example_tool_asks_and_the_model_reads_the_answer(
+    tmp_path: Path,
+) -> None:
+    text = (DOCS / "interactions.md").read_text(encoding="utf-8")
+    blocks = list(FILE_BLOCK.finditer(text))
+    assert {b["path"] for b in blocks} == {"pick_branch/tool.json", "pick_branch/tool.py"}
+    for block in blocks:
+        target = tmp_path / "tools" / block["path"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(block["body"], encoding="utf-8")
+    ToolLoader().load(tmp_path / "tools" / "pick_branch", identity="agent/pick_branch")
+    (example,) = TEST_BLOCK.finditer(text)
+    script = tmp_path / "example.py"
+    script.write_text(example["body"], encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == example["output"]
+
+
 @pytest.mark.parametrize("page", ["how-to/embed.md", "agent-loop.md", "session-service.md"])
 def test_python_examples_print_what_the_page_says(page: str, tmp_path: Path) -> None:
     text = (DOCS / page).read_text(encoding="utf-8")

@@ -242,6 +242,15 @@ def test_on_a_terminal_the_questions_are_asked_and_the_answers_reach_the_model(
         ("interaction", "answered"),
     ]
     assert requests[1]["answer"]["by"] == "terminal"
+    human = subprocess.run(
+        [raw_script(), "sessions", "show", only_session(env)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BOUND,
+    )
+    assert "  ? question from builtin/ask_user (Questions) asked (req_" in human.stdout
+    assert "  ? question from builtin/ask_user (Questions): answered by terminal\n" in human.stdout
 
 
 def test_ctrl_c_at_a_question_cancels_it_and_the_turn(

@@ -56,8 +56,11 @@ if TYPE_CHECKING:
         ApprovalAnswer,
         DisplayItem,
         DisplayPage,
+        InteractionAnswer,
         PanelUpdate,
         PendingRequest,
+        RequestEntry,
+        RequestState,
         SessionBackend,
         SessionInfo,
         SessionState,
@@ -77,6 +80,7 @@ if TYPE_CHECKING:
         Verdict,
     )
     from raw_core.tools.identity import ToolIdentity, parse_identity
+    from raw_core.tools.interactions import CallInteractions, InteractionRequest
     from raw_core.tools.loader import LoadedTool, ToolLoader
     from raw_core.tools.manifest import PanelAction, PanelDeclaration, ToolManifest, parse_manifest
     from raw_core.tools.panels import CallPanels, PanelView
@@ -107,6 +111,11 @@ _EXPORTS: dict[str, str] = {
     "DisplayItem": "raw_core.sessions.backend",
     "DisplayPage": "raw_core.sessions.backend",
     "PendingRequest": "raw_core.sessions.backend",
+    "InteractionAnswer": "raw_core.sessions.backend",
+    "RequestEntry": "raw_core.sessions.backend",
+    "RequestState": "raw_core.sessions.backend",
+    "InteractionRequest": "raw_core.tools.interactions",
+    "CallInteractions": "raw_core.tools.interactions",
     "SessionBackend": "raw_core.sessions.backend",
     "SessionInfo": "raw_core.sessions.backend",
     "SessionState": "raw_core.sessions.backend",
@@ -199,6 +208,7 @@ __all__ = [
     "BaseFrontEnd",
     "BatchResult",
     "CallInfo",
+    "CallInteractions",
     "CallNext",
     "CallPanels",
     "CallbackFrontEnd",
@@ -212,6 +222,8 @@ __all__ = [
     "DisplayPage",
     "FrontEnd",
     "FrozenDict",
+    "InteractionAnswer",
+    "InteractionRequest",
     "LoadedHook",
     "LoadedTool",
     "Middleware",
@@ -236,6 +248,8 @@ __all__ = [
     "Registry",
     "ReplayProvider",
     "Reply",
+    "RequestEntry",
+    "RequestState",
     "Rule",
     "Runtime",
     "ScriptedProvider",
