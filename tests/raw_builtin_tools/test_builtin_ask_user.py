@@ -117,7 +117,7 @@ def test_the_manifest_declares_a_chat_panel_and_is_explicit() -> None:
 async def test_the_answers_reach_the_model_as_text_and_json_and_bad_batches_ask_nothing(
     tmp_path: Path, anyio_backend: str
 ) -> None:
-    invalid = [
+    invalid: list[dict[str, Any]] = [
         {"questions": []},
         {"questions": [{"question": "Pick", "type": "single_choice"}]},
         {"questions": [{"question": "Name?", "type": "text", "options": ["a", "b"]}]},
@@ -129,7 +129,8 @@ async def test_the_answers_reach_the_model_as_text_and_json_and_bad_batches_ask_
         },
         {"questions": [{"question": f"q{i}", "type": "text"} for i in range(4)]},
     ]
-    calls = [*(("ask_user", bad) for bad in invalid), ("ask_user", QUESTIONS)]
+    calls: list[tuple[str, dict[str, Any]]] = [("ask_user", bad) for bad in invalid]
+    calls.append(("ask_user", QUESTIONS))
     model = ScriptedProvider([Reply(tool_calls=tuple(calls)), Reply(text="ok")])
     asked: list[Any] = []
 
