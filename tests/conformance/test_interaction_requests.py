@@ -459,3 +459,29 @@ async def test_the_handler_time_limit_is_paused_while_a_request_is_pending(
     paused, resumed = results
     assert paused.status == "ok", _text(paused)
     assert resumed.error_code == "timeout"
+
+
+async def test_a_lone_call_asks_too_and_a_decline_message_reaches_the_model(
+    project: Path,
+) -> None:
+    """``App.call_tool`` (``raw tools call``) stores nothing: the front end is asked
+    directly, for a question and for an approval alike."""
+    from raw_core import ApprovalAnswer
+
+    async def interact(request: Any) -> dict[str, Any]:
+        return {"name": "Cy", "parts": ["c"]}
+
+    async def decline(request: Any) -> ApprovalAnswer:
+        return ApprovalAnswer(approved=False, by="cli", message="use the staging copy")
+
+    front_end = CallbackFrontEnd(interact=interact, approve=decline, name="cli")
+    async with App.open(project / "raw.json", host=PluginHost()) as app:
+        asked = await app.call_tool("agent/ask", {"document": FORM}, front_end=front_end)
+        declined = await app.call_tool("agent/echo", {"text": "hi"}, front_end=front_end)
+        unavailable = await app.call_tool("agent/ask", {"document": FORM})
+    assert json.loads(asked.content[0].text)["name"] == "Cy"  # type: ignore[union-attr]
+    assert declined.code == "approval_denied"
+    assert declined.content[0].text == (  # type: ignore[union-attr]
+        "error [approval_denied]: the user declined this call: use the staging copy"
+    )
+    assert unavailable.code == "interaction_unavailable"
