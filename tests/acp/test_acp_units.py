@@ -140,3 +140,30 @@ def test_client_mcp_servers_need_the_opt_in_and_no_secrets() -> None:
     assert "s3cret" not in str(secret.value.data)
     with pytest.raises(RequestError):
         ClientServers.parse([_server(), _server()], opted)
+
+
+def test_a_replayed_approval_is_its_end_with_the_effects_apart() -> None:
+    from types import SimpleNamespace
+
+    from raw_acp.history import _item_updates
+    from raw_core import ApprovalAnswer, RequestEntry
+
+    effects = {"files": [{"path": "/w/a.txt", "operation": "delete"}]}
+    show = {"identity": "builtin/write_file", "arguments": {"x": 1}, "effects": effects}
+    front_end: Any = SimpleNamespace(cwd="/w", identities={})
+    opened = RequestEntry(
+        request_id="req_1", request_kind="approval", tool_call_id="c1", state="pending", show=show
+    )
+    ended = RequestEntry(
+        request_id="req_1",
+        request_kind="approval",
+        tool_call_id="c1",
+        state="denied",
+        show=show,
+        answer=ApprovalAnswer(approved=False, by="acp"),
+    )
+    assert _item_updates(opened, front_end, {}) == []
+    (update,) = _item_updates(ended, front_end, {})
+    data = update.model_dump(by_alias=True, exclude_none=True)
+    assert data["kind"] == "delete"
+    assert data["_meta"]["raw"]["approval"] == "denied"

@@ -77,13 +77,15 @@ def _item_updates(entry: Any, front_end: AcpFrontEnd, calls: dict[str, str | Non
                 content=updates.result_content(entry.content) or None,  # type: ignore[arg-type]
             )
         )
-    elif kind == "ApprovalEntry":
-        effects = thaw(entry.effects)
+    elif kind == "RequestEntry" and entry.request_kind == "approval" and entry.state != "pending":
+        # An approval as it ended (the entry of its opening adds nothing to replay).
+        effects = thaw(entry.show.get("effects"))
+        identity = str(entry.show.get("identity", ""))
         found.append(
             ToolCallProgress(
                 session_update="tool_call_update",
                 tool_call_id=entry.tool_call_id,
-                kind=updates.tool_kind(entry.identity, effects),  # type: ignore[arg-type]
+                kind=updates.tool_kind(identity, effects),  # type: ignore[arg-type]
                 locations=updates.locations(effects, cwd) or None,
                 field_meta={
                     "raw": {
