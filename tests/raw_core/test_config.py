@@ -78,7 +78,6 @@ def test_the_design_skeleton_shape_parses() -> None:
 
 
 BAD = [
-    pytest.param({}, "$.agents", "required field is missing", id="agents-missing"),
     pytest.param({"agents": []}, "$.agents", "expected an object", id="agents-array"),
     pytest.param(
         {"agents": {"a": agent()}, "extra": 1}, "$.extra", "unknown field", id="unknown-top-level"

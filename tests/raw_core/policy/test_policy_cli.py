@@ -134,12 +134,15 @@ def test_explain_json_rm_rule(
         "rules",
         "verdict",
         "decided_by",
+        "layer",
+        "layers",
         "hooks",
         "final_verdict",
         "final_reason",
         "command_hooks",
     }
     assert body["hooks"] == []  # no plug-in has a check hook here
+    assert (body["layer"], body["layers"]) == ("agent", [])  # no floor
     assert body["command_hooks"] == []  # nor does the agent select a command hook
     assert body["final_verdict"] == verdict
     assert body["identity"] == "agent/bash"

@@ -25,7 +25,7 @@ from raw_core.config import AgentConfig, Config
 from raw_core.dispatch import Dispatcher
 from raw_core.hooks import HookSet, credential_names, load_hooks
 from raw_core.plugins import PluginHost
-from raw_core.policy import Policy
+from raw_core.policy import FlooredPolicy, Policy, bind_floors
 from raw_core.tools.calls import ApprovalCallback, SkillReader
 from raw_core.tools.interactions import InteractionCallback
 from raw_core.tools.loader import ToolLoader
@@ -37,7 +37,7 @@ from raw_core.tools.sources import SessionSources, ToolSource
 __all__ = ["Agent", "load_agent", "open_agent"]
 
 
-def _bind_policy(agent: Agent) -> Policy:
+def _bind_policy(agent: Agent) -> Policy | FlooredPolicy:
     return Policy.bind(
         agent.config.tools.rules,
         agent.registry.tools,
@@ -50,15 +50,19 @@ class Agent:
     """An agent ready for use: its name, its config section, its registry, its policy and
     its command hooks.
 
-    ``policy`` is the agent's ``tools.rules`` bound to its selected tools; when not given it
-    is bound on construction, so an :class:`Agent` never holds rules that were not checked.
+    ``policy`` is the agent's ``tools.rules`` bound to its selected tools, composed with the
+    config's floors (:mod:`raw_core.policy.floors`) when it has any; when not given it is
+    bound on construction (without floors), so an :class:`Agent` never holds rules that
+    were not checked.
     ``hooks`` are the command hooks ``hooks.use`` selects, subscribed to its tools.
     """
 
     name: str
     config: AgentConfig
     registry: Registry
-    policy: Policy = attrs.field(default=attrs.Factory(_bind_policy, takes_self=True))
+    policy: Policy | FlooredPolicy = attrs.field(
+        default=attrs.Factory(_bind_policy, takes_self=True)
+    )
     skills: SkillService = attrs.field(factory=lambda: SkillService([]))
     vars: VarService = attrs.field(factory=lambda: VarService({}, ()))
     hooks: HookSet = attrs.field(factory=HookSet.empty)
@@ -218,8 +222,12 @@ def _agent(config: Config, agent_name: str, agent_config: AgentConfig, registry:
     """Bind the agent's rules and command hooks to its tools and read its skills (not its
     variables)."""
     directory = config.directory
-    policy = Policy.bind(
-        agent_config.tools.rules, registry.tools, field=f"$.agents.{agent_name}.tools.rules"
+    policy = bind_floors(
+        Policy.bind(
+            agent_config.tools.rules, registry.tools, field=f"$.agents.{agent_name}.tools.rules"
+        ),
+        config.floors,
+        registry.tools,
     )
     hooks = HookSet.empty()
     if agent_config.hooks.use:

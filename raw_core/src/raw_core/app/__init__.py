@@ -18,6 +18,7 @@ from raw_core._lazy import lazy_exports
 from raw_core.app._service import App, ToolListing
 
 if TYPE_CHECKING:
+    from raw_core.app._examples import ExampleRun
     from raw_core.app._explain import Explanation
     from raw_core.app._probe import ModelCheck
     from raw_core.config.discovery import trust_folder, user_config_path
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 # conversation's records, the user's config folder and trust, the identity grammar, and
 # the check of an interaction answer against its form.
 _LAZY = {
+    "ExampleRun": "raw_core.app._examples",
     "Explanation": "raw_core.app._explain",
     "ModelCheck": "raw_core.app._probe",
     "check_answer": "raw_core.tools.interactions",
@@ -62,6 +64,7 @@ __all__ = [
     "SEGMENT_RE",
     "App",
     "AssistantMessage",
+    "ExampleRun",
     "Explanation",
     "ImageBlock",
     "JsonBlock",

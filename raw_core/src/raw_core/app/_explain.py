@@ -14,7 +14,7 @@ from raw_core.frozen import thaw
 from raw_core.hooks import SubscriptionExplanation
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import HookAnswer, explain_check_hooks
-from raw_core.policy import RuleExplanation
+from raw_core.policy import LayerExplanation, RuleExplanation
 from raw_core.tools.calls import ToolCall, Verdict
 
 __all__ = ["Explanation", "explain_call"]
@@ -26,7 +26,9 @@ class Explanation:
 
     ``effects`` are the intended effects the tool declares (``None`` when it declares
     none). ``rules`` lists every rule, matched or not and why; ``verdict`` and
-    ``decided_by`` are what the rules decide. ``hooks`` is each check hook's answer (none
+    ``decided_by`` are what the rules decide: with floors, the strictest layer's verdict,
+    ``layer`` the layer that decided (``agent``, or a floor's) and ``layers`` each layer's
+    rules and verdict (empty without floors). ``hooks`` is each check hook's answer (none
     are asked when the rules deny, as in a call); ``final_verdict`` and ``final_reason``
     are what the call would meet after the hooks. ``command_hooks`` says, for each
     command hook of tool events and each of its events, whether it would run for this call
@@ -44,6 +46,8 @@ class Explanation:
     final_verdict: str
     final_reason: str | None
     command_hooks: tuple[SubscriptionExplanation, ...] = ()
+    layer: str = "agent"
+    layers: tuple[LayerExplanation, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form ``raw policy explain --json`` prints."""
@@ -54,6 +58,8 @@ class Explanation:
             "rules": [rule.to_dict() for rule in self.rules],
             "verdict": self.verdict,
             "decided_by": self.decided_by,
+            "layer": self.layer,
+            "layers": [layer.to_dict() for layer in self.layers],
             "hooks": [hook.to_dict() for hook in self.hooks],
             "final_verdict": self.final_verdict,
             "final_reason": self.final_reason,
@@ -100,6 +106,8 @@ async def explain_call(
         rules=by_rules.rules,
         verdict=by_rules.verdict,
         decided_by=by_rules.decided_by,
+        layer=by_rules.layer,
+        layers=tuple(by_rules.layers),
         hooks=tuple(hooks),
         final_verdict=final.decision,
         final_reason=final.reason,

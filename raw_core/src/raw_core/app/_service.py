@@ -14,8 +14,8 @@ import attrs
 
 from raw_core.app._backends import open_backend
 from raw_core.app._calls import approval_of, checked_answer, interactions_of, with_values
-from raw_core.config import Config, load_config
-from raw_core.config.discovery import find_config
+from raw_core.config import Config, ConfigLayer
+from raw_core.config.layers import find_layers, load_layers
 from raw_core.errors import ConfigInvalid, ConfigNotFound, InvalidArguments, ToolUnknown
 from raw_core.plugins import PluginHost
 from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
@@ -30,6 +30,7 @@ from raw_core.sessions.backend import (
 # command that only lists sessions starts fast (no schema compiler, RE2 or loop).
 if TYPE_CHECKING:
     from raw_core.agent import Agent
+    from raw_core.app._examples import ExampleRun
     from raw_core.app._explain import Explanation
     from raw_core.app._probe import ModelCheck
     from raw_core.hooks import LoadedHook
@@ -138,9 +139,12 @@ class App:
     ) -> AsyncIterator[App]:
         """Build the service and close what it opened at the end of the block.
 
-        ``config``: a :class:`~raw_core.config.Config`, a config file's path, or None for
-        the one :func:`~raw_core.config.discovery.find_config` finds (a trusted ``./raw.json``,
-        else the user's). ``host``: the plug-in host (default: one with the installed
+        ``config``: a :class:`~raw_core.config.Config`, used as it is (an embedding app
+        composes its own layers with :func:`~raw_core.config.compose_layers`, or passes
+        none); a config file's path, which takes the project layer's place under the
+        user's config and the managed one; or None for the layers
+        :func:`~raw_core.config.find_layers` finds (the managed config, the user's and a
+        trusted ``./raw.json``). ``host``: the plug-in host (default: one with the installed
         plug-ins loaded). ``backend``: the session backend (default: the one
         ``sessions.backend`` names; ``store_dir`` puts raw's SQLite store in another
         folder). ``provider``: one provider for every session instead of the agents'
@@ -157,7 +161,7 @@ class App:
             host.load_entry_points()
         if not isinstance(config, Config):
             try:
-                config = load_config(find_config(config), host=host)
+                config = load_layers(find_layers(config), host=host)
             except ConfigNotFound:
                 if not config_optional:
                     raise
@@ -491,6 +495,21 @@ class App:
         async with self.agent(agent) as loaded:
             dispatcher = loaded.dispatcher(host=self.host, cwd=cwd)
             return await explain_call(dispatcher, loaded, identity, arguments, host=self.host)
+
+    @property
+    def files(self) -> tuple[ConfigLayer, ...]:
+        """The config files in use, each with its layer (``managed``, ``user``,
+        ``project``; ``config`` for one passed as it is): what ``raw config validate`` and
+        the terminal's banner name."""
+        return self.config.layers
+
+    def rule_examples(self) -> tuple[ExampleRun, ...]:
+        """Every rule example of every agent's ``tools.rules`` and of each floor, run
+        through its rule's predicate (no tool is loaded; ``raw policy test``). Raises
+        ``config_invalid`` for a rule whose ``when`` does not compile."""
+        from raw_core.app._examples import run_config_examples
+
+        return run_config_examples(self.config)
 
     def describe_models(self) -> list[dict[str, Any]]:
         """The config's models, by name: provider (and whether a plug-in provides it),

@@ -29,11 +29,15 @@ def describe(error: RawError) -> str:
 
 
 def fail(error: RawError, *, as_json: bool, exit_code: int = EXIT_USAGE) -> NoReturn:
-    """Report ``error`` and exit: JSON ``{"error": {...}}`` on stdout, or a line on stderr."""
+    """Report ``error`` and exit: JSON ``{"error": {code, message, field?, path?}}`` on
+    stdout, or a line on stderr."""
     if as_json:
         payload = {"code": error.code, "message": error.message}
         if error.field is not None:
             payload["field"] = error.field
+        where = error.context.get("path")
+        if isinstance(where, str):
+            payload["path"] = where  # the file it is in: one of the config's layers, say
         emit_json({"error": payload})
     else:
         click.echo(f"raw: {describe(error)}", err=True)

@@ -21,6 +21,20 @@ DELETING_PROGRAMS = "^(rm|rmdir|unlink|shred|wipefs|dd|truncate|mke2fs|mkfs|mkfs
 SHELL_TOOLS = ("builtin/bash", "builtin/process")
 """The tools whose effects say what a command line would run, in one shape."""
 
+def _programs(*names: str) -> dict[str, Any]:
+    """A bash effects object (as ``raw policy explain`` prints one, cut to what the rules
+    read) in which one command runs ``names``."""
+    return {"commands": [{"programs": [{"name": name} for name in names], "flags": []}]}
+
+
+def _lines(*lines: str) -> dict[str, Any]:
+    return {"commands": [{"programs": [{"line": line} for line in lines], "flags": []}]}
+
+
+def _flags(*flags: str) -> dict[str, Any]:
+    return {"commands": [{"programs": [], "flags": list(flags)}]}
+
+
 STARTER_RULES: list[dict[str, Any]] = [
     {
         "match": list(SHELL_TOOLS),
@@ -29,6 +43,14 @@ STARTER_RULES: list[dict[str, Any]] = [
             "source": "effects",
             "any": "commands[*].programs[*].name",
             "regex": DELETING_PROGRAMS,
+        },
+        "examples": {
+            "match": [
+                _programs("sudo", "rm"),
+                _programs("find", "xargs", "shred"),
+                _programs("mkfs.ext4"),
+            ],
+            "not_match": [_programs("echo"), _programs("git"), _programs("rmdir-helper")],
         },
     },
     {
@@ -39,6 +61,10 @@ STARTER_RULES: list[dict[str, Any]] = [
             "any": "commands[*].programs[*].line",
             "regex": "^find .* -delete( |$)",
         },
+        "examples": {
+            "match": [_lines("find . -name '*.o' -delete")],
+            "not_match": [_lines("find . -name '*.o' -print"), _lines("echo find x -delete")],
+        },
     },
     {
         "match": list(SHELL_TOOLS),
@@ -47,6 +73,10 @@ STARTER_RULES: list[dict[str, Any]] = [
             "source": "effects",
             "any": "commands[*].flags[*]",
             "regex": "^(unparsed|dynamic)$",
+        },
+        "examples": {
+            "match": [_flags("dynamic"), _flags("unparsed")],
+            "not_match": [_flags()],
         },
     },
 ]
@@ -144,9 +174,11 @@ def init(path: Path | None) -> None:
     default=None,
     help="The config file (default: found as every command finds it).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print {ok, path, problems}.")
+@click.option("--json", "as_json", is_flag=True, help="Print {ok, path, files, problems, notes}.")
 def validate(config_path: Path | None, as_json: bool) -> None:
-    """Check a config and every agent in it; print every problem at once, with its path.
+    """Check the config files in use (the managed config, the user's, the project's or
+    --config FILE) and every agent; print every problem at once, with its path, and name
+    every file in use.
 
     Exits 0 when the config is valid, 2 otherwise.
     """
@@ -156,11 +188,17 @@ def validate(config_path: Path | None, as_json: bool) -> None:
 
     problems: list[dict[str, Any]] = []
     found: list[Path | None] = [None]
+    files: list[dict[str, Any]] = []
+    notes: list[str] = []
 
     async def check() -> None:
         try:
             async with App.open(config_path) as app:
                 found[0] = app.config.path
+                files.extend(
+                    {"layer": f.kind, "path": str(f.path) if f.path else None} for f in app.files
+                )
+                notes.extend(app.config.unused)
                 for name in app.config.agents:
                     try:
                         async with app.agent(name):
@@ -171,6 +209,7 @@ def validate(config_path: Path | None, as_json: bool) -> None:
                                 "code": exc.code,
                                 "field": exc.field or f"$.agents.{name}",
                                 "message": exc.message,
+                                "path": exc.context.get("path"),
                             }
                         )
         except RawError as exc:
@@ -178,7 +217,13 @@ def validate(config_path: Path | None, as_json: bool) -> None:
                 {"path": exc.field or "$", "message": exc.message}
             ]
             problems.extend(
-                {"code": exc.code, "field": p["path"], "message": p["message"]} for p in listed
+                {
+                    "code": exc.code,
+                    "field": p["path"],
+                    "message": p["message"],
+                    "path": exc.context.get("path"),
+                }
+                for p in listed
             )
             if exc.context.get("path"):
                 found[0] = Path(exc.context["path"])
@@ -186,13 +231,27 @@ def validate(config_path: Path | None, as_json: bool) -> None:
     anyio.run(check)
     path = found[0]
     if as_json:
-        emit_json({"ok": not problems, "path": str(path) if path else None, "problems": problems})
+        emit_json(
+            {
+                "ok": not problems,
+                "path": str(path) if path else None,
+                "files": files,
+                "problems": problems,
+                "notes": notes,
+            }
+        )
     elif problems:
         for problem in problems:
-            click.echo(f"{problem['field']}: {problem['code']}: {problem['message']}", err=True)
+            where = f" (in {problem['path']})" if problem.get("path") else ""
+            click.echo(
+                f"{problem['field']}: {problem['code']}: {problem['message']}{where}", err=True
+            )
         click.echo(f"{len(problems)} problem{'s' if len(problems) > 1 else ''}", err=True)
     else:
-        click.echo(f"{path}: valid")
+        for file in files:
+            click.echo(f"{file['path']}: valid ({file['layer']} config)")
+        for note in notes:
+            click.echo(f"note: {note}")
     sys.exit(EXIT_USAGE if problems else EXIT_OK)
 
 

@@ -1,4 +1,5 @@
-"""``raw policy``: explain how an agent's rules decide one call, and lint the rules.
+"""``raw policy``: explain how an agent's rules (and the floors) decide one call, lint the
+rules, and run the rules' examples.
 
 Exit codes:
 
@@ -7,6 +8,8 @@ Exit codes:
   error, including ``ARGS_JSON`` that is not strict JSON or that the tool refuses
   (``invalid_arguments``) and an identity the agent does not select (``tool_unknown``).
 * ``lint``: 0 no findings; 1 findings; 2 a config or usage error.
+* ``test``: 0 every example passed (or there are none); 1 an example failed; 2 a config
+  or usage error.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ __all__ = ["policy"]
 
 @click.group()
 def policy() -> None:
-    """Explain and lint an agent's tools.rules."""
+    """Explain, lint and test an agent's tools.rules and the floors."""
 
 
 _CONFIG = config_option
@@ -89,16 +92,25 @@ def explain(
         click.echo("rules: none")
     else:
         click.echo("rules:")
-    width = max((len(rule.match_text) for rule in explanation.rules), default=0)
-    for rule in explanation.rules:
-        mark = "matched    " if rule.matched else "not matched"
-        match = rule.match_text
-        click.echo(f"  [{rule.index}] {rule.effect:<5} {match:<{width}}  {mark}  {rule.why}")
-    decided = (
-        f"rule {explanation.decided_by}"
-        if explanation.decided_by is not None
-        else "no rule matched"
-    )
+    _rule_lines(explanation.rules)
+    for layer in explanation.layers[1:]:
+        click.echo(f"{layer.layer} floor ({layer.path or 'given by the app'}):")
+        _rule_lines(layer.rules)
+    if explanation.layers:
+        click.echo("layers:")
+        for layer in explanation.layers:
+            decided = "decides" if layer.layer == explanation.layer else ""
+            click.echo(
+                f"  {layer.layer:<8} {layer.verdict:<5}  {_rule_text(layer.decided_by):<16}"
+                f"{decided}".rstrip()
+            )
+    decided = _rule_text(explanation.decided_by)
+    if explanation.layers and explanation.decided_by is not None:
+        decided += (
+            " of tools.rules"
+            if explanation.layer == "agent"
+            else (f" of the {explanation.layer} floor")
+        )
     click.echo(f"verdict: {explanation.verdict} ({decided})")
     if explanation.hooks:
         click.echo("check hooks:")
@@ -118,6 +130,18 @@ def explain(
         for sub in explanation.command_hooks:
             mark = "runs     " if sub.runs else "skipped  "
             click.echo(f"  {sub.event:<11} {sub.hook}  {mark}  {sub.why}")
+
+
+def _rule_text(index: int | None) -> str:
+    return f"rule {index}" if index is not None else "no rule matched"
+
+
+def _rule_lines(rules: Any) -> None:
+    width = max((len(rule.match_text) for rule in rules), default=0)
+    for rule in rules:
+        mark = "matched    " if rule.matched else "not matched"
+        match = rule.match_text
+        click.echo(f"  [{rule.index}] {rule.effect:<5} {match:<{width}}  {mark}  {rule.why}")
 
 
 _WIDTH = 100
@@ -146,7 +170,8 @@ def _pretty(value: Any, column: int, indent: int = 0) -> str:
 @_AGENT
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def lint(config_path: Path | None, agent_name: str | None, as_json: bool) -> None:
-    """Find rules that match no selected tool or can never decide.
+    """Find rules that match no selected tool, can never decide, or that a floor makes
+    dead (a floor gives every call of the tools they match a stricter verdict).
 
     Exits 0 when there is nothing to report, 1 when there are findings, 2 on a config or
     usage error.
@@ -174,7 +199,9 @@ def lint(config_path: Path | None, agent_name: str | None, as_json: bool) -> Non
         for finding in findings:
             click.echo(f"{finding.kind}: {finding.message}")
         for identity, rule in hidden.items():
-            click.echo(f"note: {identity} is not exposed (rule {rule} denies every call)")
+            layer = rules.hidden_layer(identity) if hasattr(rules, "hidden_layer") else "agent"
+            where = "" if layer == "agent" else f" of the {layer} floor"
+            click.echo(f"note: {identity} is not exposed (rule {rule}{where} denies every call)")
         count = len(findings)
         rules_count = len(rules.rules)
         if count:
@@ -182,3 +209,53 @@ def lint(config_path: Path | None, agent_name: str | None, as_json: bool) -> Non
         else:
             click.echo(f"no findings in {rules_count} rules")
     sys.exit(EXIT_ERROR if findings else EXIT_OK)
+
+
+@policy.command("test")
+@_CONFIG
+@click.option("--json", "as_json", is_flag=True, help="Print the outcomes as JSON.")
+def test(config_path: Path | None, as_json: bool) -> None:
+    """Run every rule example (examples.match and examples.not_match) of every agent and
+    of each floor, and print a table of the outcomes.
+
+    No tool is loaded: an example is read through its rule's when as compiled. Exits 0
+    when every example passes, 1 when one fails, 2 on a config or usage error.
+    """
+    found: list[Any] = []
+
+    async def work(app: Any) -> int:
+        found.append(app.rule_examples())
+        return EXIT_OK
+
+    with_app(work, config_path=config_path, as_json=as_json)
+    runs = found[0]
+    failed = [run for run in runs if not run.result.passed]
+    if as_json:
+        emit_json({"ok": not failed, "examples": [run.to_dict() for run in runs]})
+        sys.exit(EXIT_ERROR if failed else EXIT_OK)
+    if not runs:
+        click.echo("no rule has examples")
+        sys.exit(EXIT_OK)
+    rows = [
+        (
+            "pass" if run.result.passed else "FAIL",
+            run.agent if run.layer == "agent" else f"{run.layer} floor",
+            run.result.field.rsplit(".examples.", 1)[0],
+            f"{run.result.kind}[{run.result.index}]",
+            run.result.value_text,
+        )
+        for run in runs
+    ]
+    header = ("result", "rules of", "rule", "example", "value")
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(4)]
+    click.echo("  ".join(f"{cell:<{widths[i]}}" for i, cell in enumerate(header[:4])) + "  value")
+    for run, row in zip(runs, rows, strict=True):
+        cells = "  ".join(f"{cell:<{widths[i]}}" for i, cell in enumerate(row[:4]))
+        click.echo(f"{cells}  {row[4]}")
+        if not run.result.passed:
+            click.echo(f"  {run.result.why} ({run.path})")
+    passed = len(runs) - len(failed)
+    click.echo(
+        f"{len(runs)} example{'s' if len(runs) > 1 else ''}: {passed} passed, {len(failed)} failed"
+    )
+    sys.exit(EXIT_ERROR if failed else EXIT_OK)

@@ -19,7 +19,7 @@ import click
 from raw_core.cli._app import agent_option, config_option, max_output_bytes_option, with_app
 from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
 
-__all__ = ["chat", "run", "run_options"]
+__all__ = ["banner", "chat", "run", "run_options"]
 
 
 def _interactive() -> bool:
@@ -54,6 +54,12 @@ def run_options(function: Callable[..., Any]) -> Callable[..., Any]:
     ):
         function = option(function)
     return function
+
+
+def banner(app: Any) -> str:
+    """The line that opens a conversation: every config file in use, with its layer."""
+    files = ", ".join(f"{layer.path} ({layer.kind})" for layer in app.files) or "none"
+    return f"config: {files}"
 
 
 def _renderer(as_json: bool) -> Any:
@@ -194,6 +200,7 @@ def conversation(
         ) as session:
             ctrl_c.session_id = session.id
             await _show_panels(session, front_end)
+            click.echo(banner(app), err=True)
             click.echo(
                 f"session {session.id} — Ctrl-C cancels a turn, Ctrl-D or a second Ctrl-C quits",
                 err=True,

@@ -224,9 +224,17 @@ def value_problems(parsed: _ConfigFile) -> list[FieldProblem]:
     return found
 
 
-def reference_problems(parsed: _ConfigFile) -> list[FieldProblem]:
-    """Names that must refer to something the file defines."""
+def reference_problems(
+    parsed: _ConfigFile,
+    *,
+    models: frozenset[str] = frozenset(),
+    variables: frozenset[str] = frozenset(),
+) -> list[FieldProblem]:
+    """Names that must refer to something the file defines, or that a lower layer defines
+    (``models`` and ``variables``: the names of the user's config under a project's)."""
     found: list[FieldProblem] = []
+    known_vars = set(parsed.vars) | variables
+    known_models = set(parsed.models) | models
     if parsed.default_agent is not None and parsed.default_agent not in parsed.agents:
         found.append(
             FieldProblem(
@@ -239,7 +247,7 @@ def reference_problems(parsed: _ConfigFile) -> list[FieldProblem]:
         if (
             model.api_key is not None
             and model.api_key.var is not None
-            and (model.api_key.var not in parsed.vars)
+            and (model.api_key.var not in known_vars)
         ):
             found.append(
                 FieldProblem(
@@ -257,8 +265,8 @@ def reference_problems(parsed: _ConfigFile) -> list[FieldProblem]:
                 )
             )
     for name, agent in parsed.agents.items():
-        if agent.model is not None and agent.model not in parsed.models:
-            known = ", ".join(sorted(parsed.models)) or "none"
+        if agent.model is not None and agent.model not in known_models:
+            known = ", ".join(sorted(known_models)) or "none"
             found.append(
                 FieldProblem(
                     path=f"$.agents.{name}.model",
@@ -267,7 +275,7 @@ def reference_problems(parsed: _ConfigFile) -> list[FieldProblem]:
             )
         found += _vision_problems(parsed, name, agent)
         for index, var in enumerate(agent.vars.use):
-            if var not in parsed.vars:
+            if var not in known_vars:
                 found.append(
                     FieldProblem(
                         path=f"$.agents.{name}.vars.use[{index}]",

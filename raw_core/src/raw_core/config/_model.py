@@ -64,13 +64,17 @@ __all__ = [
     "AgentConfig",
     "BackendConfig",
     "Config",
+    "ConfigLayer",
     "ConfigSection",
     "Effect",
+    "Floor",
     "HooksConfig",
+    "LayerKind",
     "Match",
     "ModelConfig",
     "Predicate",
     "Rule",
+    "RuleExamples",
     "SecretRef",
     "Selection",
     "SessionsConfig",
@@ -105,14 +109,36 @@ Match = str | tuple[str, ...]
 """A rule's ``match``: one glob, or a non-empty list of globs (any of them matching)."""
 
 
+def _examples(values: Any) -> tuple[Any, ...]:
+    for index, value in enumerate(values):
+        if not isinstance(value, Mapping):
+            raise ValueError(
+                f"expected argument or effects objects; item {index} is {json_kind(value)}"
+            )
+    return tuple(freeze(value) for value in values)
+
+
+@attrs.frozen(kw_only=True)
+class RuleExamples:
+    """A conditional rule's ``examples``: source values (argument objects, or effects
+    objects for ``source: effects``) that its ``when`` must match, and ones it must not.
+    They are checked when the rule is bound (:meth:`raw_core.policy.Policy.bind`) and run
+    by ``raw policy test``."""
+
+    match: tuple[Any, ...] = attrs.field(default=(), converter=_examples)
+    not_match: tuple[Any, ...] = attrs.field(default=(), converter=_examples)
+
+
 @attrs.frozen(kw_only=True)
 class Rule:
-    """One entry of ``tools.rules``: a glob (or a list of globs) over identities, an
-    effect, an optional ``when``."""
+    """One entry of ``tools.rules`` (or of a config's top-level ``rules``, its floor): a
+    glob (or a list of globs) over identities, an effect, an optional ``when`` and, with
+    a ``when``, optional ``examples``."""
 
     match: Match
     effect: Effect
     when: Predicate | None = None
+    examples: RuleExamples | None = None
 
     @property
     def globs(self) -> tuple[str, ...]:
@@ -131,6 +157,10 @@ class Rule:
         if self.when is not None and self.effect != "ask":
             raise FieldValueError(
                 "when", f"'when' is only valid with effect 'ask', found effect {self.effect!r}"
+            )
+        if self.examples is not None and self.when is None:
+            raise FieldValueError(
+                "examples", "'examples' are only valid on a rule with 'when' (a conditional rule)"
             )
 
 
@@ -275,12 +305,57 @@ def _read_only(value: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(value))
 
 
+LayerKind = Literal["managed", "user", "project", "config"]
+"""Where a config file sits among the layers: the ``managed`` config, the ``user``'s, the
+``project``'s (a trusted ``./raw.json`` or ``--config FILE``), or a ``config`` used alone
+(one an embedding app passes as it is)."""
+
+
+@attrs.frozen(kw_only=True)
+class ConfigLayer:
+    """One config file in use: its layer and its path (what ``raw config validate`` and
+    the terminal's banner name, and what a lookup beside the file that names something
+    needs)."""
+
+    kind: LayerKind
+    path: Path | None
+
+
+@attrs.frozen(kw_only=True)
+class Floor:
+    """A config file's top-level ``rules``: a floor under every agent's ``tools.rules``.
+
+    The verdict of a call is the strictest of the agent's and each floor's (deny > ask >
+    allow), so a floor can only tighten; :mod:`raw_core.policy.floors` composes them.
+    ``field`` is the rules' JSON path in the file at ``path``."""
+
+    layer: LayerKind
+    rules: tuple[Rule, ...]
+    path: Path | None = None
+    field: str = "$.rules"
+
+
+def _own_floor(config: Config) -> tuple[Floor, ...]:
+    if not config.rules:
+        return ()
+    return (Floor(layer="config", rules=config.rules, path=config.path),)
+
+
+def _own_layer(config: Config) -> tuple[ConfigLayer, ...]:
+    return (ConfigLayer(kind="config", path=config.path),) if config.path is not None else ()
+
+
 @attrs.frozen(kw_only=True)
 class Config:
-    """A loaded config file. ``path`` is where it was read from (``tools/`` beside it holds
-    the ``agent/`` tools)."""
+    """A loaded config: one file, or the layers composed (:mod:`raw_core.config.layers`).
+    ``path`` is the file the agents come from (``tools/`` beside it holds the ``agent/``
+    tools).
 
-    agents: Mapping[str, AgentConfig]
+    ``rules`` are the file's own top-level rules; ``floors`` the floors every agent's
+    rules are composed with (by default the file's own ``rules``, when it has any);
+    ``layers`` the files in use (by default this one)."""
+
+    agents: Mapping[str, AgentConfig] = attrs.field(factory=dict)
     models: Mapping[str, ModelConfig] = attrs.field(factory=dict)
     vars: Mapping[str, VarDefinition] = attrs.field(factory=dict)
     skills: SkillsConfig = attrs.field(factory=SkillsConfig)
@@ -289,6 +364,13 @@ class Config:
     path: Path | None = None
     sections: Mapping[str, Any] = attrs.field(factory=dict, converter=_read_only)
     """Plug-in sections present in the file: key → what its validator returned."""
+    rules: tuple[Rule, ...] = ()
+    floors: tuple[Floor, ...] = attrs.field(default=attrs.Factory(_own_floor, takes_self=True))
+    layers: tuple[ConfigLayer, ...] = attrs.field(
+        default=attrs.Factory(_own_layer, takes_self=True)
+    )
+    unused: tuple[str, ...] = ()
+    """What a composition left out, for people: a project's definition a user's replaces."""
 
     @property
     def directory(self) -> Path | None:
@@ -298,6 +380,9 @@ class Config:
     def resolve_agent(self, name: str | None = None) -> tuple[str, AgentConfig]:
         """The agent to use: ``name``, else ``default_agent``, else the only one."""
         chosen = name or self.default_agent
+        if chosen is None and not self.agents:
+            files = ", ".join(str(layer.path) for layer in self.layers) or "the config"
+            raise ConfigInvalid(f"no agent is defined (in {files})", field="$.agents")
         if chosen is None:
             if len(self.agents) == 1:
                 chosen = next(iter(self.agents))
@@ -319,12 +404,13 @@ class Config:
 
 @attrs.frozen(kw_only=True)
 class _ConfigFile:
-    agents: Mapping[str, AgentConfig]
+    agents: Mapping[str, AgentConfig] = attrs.field(factory=dict)
     models: Mapping[str, ModelConfig] = attrs.field(factory=dict)
     vars: Mapping[str, VarDefinition] = attrs.field(factory=dict)
     skills: SkillsConfig = attrs.field(factory=SkillsConfig)
     sessions: SessionsConfig = attrs.field(factory=SessionsConfig)
     default_agent: str | None = None
+    rules: tuple[Rule, ...] = ()
 
 
 CORE_SECTIONS: Final = frozenset(f.name for f in attrs.fields(_ConfigFile))
@@ -381,7 +467,11 @@ _CONVERTER: Final = _make_converter()
 
 
 def parse_config(
-    text: str | bytes, *, path: Path | None = None, host: PluginRecords | None = None
+    text: str | bytes,
+    *,
+    path: Path | None = None,
+    host: PluginRecords | None = None,
+    lower: Config | None = None,
 ) -> Config:
     """Parse and check the text of a config file; every error names its JSON path.
 
@@ -390,7 +480,9 @@ def parse_config(
     plug-ins claim are validated by them and kept in :attr:`Config.sections`, and
     ``sessions.backend`` is checked against the backends they register. Without one, a
     plug-in's key is unknown, and a backend other than ``sqlite`` is accepted unchecked
-    (the app checks it later, with its host).
+    (the app checks it later, with its host). ``lower`` is a lower layer (the user's
+    config, under a project's) whose models and variables this file's references may
+    name without defining them.
     """
     where = str(path) if path is not None else "config"
     try:
@@ -417,7 +509,11 @@ def parse_config(
         problems
         + value_problems(parsed)
         + backend_problems(parsed.sessions.backend, host)
-        + reference_problems(parsed)
+        + reference_problems(
+            parsed,
+            models=frozenset(lower.models) if lower is not None else frozenset(),
+            variables=frozenset(lower.vars) if lower is not None else frozenset(),
+        )
         + hook_problems(parsed)
     )
     if problems:
@@ -431,6 +527,7 @@ def parse_config(
         default_agent=parsed.default_agent,
         path=path,
         sections=sections,
+        rules=parsed.rules,
     )
 
 
@@ -450,8 +547,14 @@ def _invalid(problems: list[FieldProblem], where: str) -> ConfigInvalid:
     return error
 
 
-def load_config(path: str | os.PathLike[str], *, host: PluginRecords | None = None) -> Config:
-    """Read and check the config file at ``path`` (see :func:`parse_config` for ``host``)."""
+def load_config(
+    path: str | os.PathLike[str],
+    *,
+    host: PluginRecords | None = None,
+    lower: Config | None = None,
+) -> Config:
+    """Read and check the config file at ``path`` (see :func:`parse_config` for ``host``
+    and ``lower``)."""
     file = Path(os.path.abspath(path))
     try:
         text = file.read_bytes()
@@ -459,4 +562,4 @@ def load_config(path: str | os.PathLike[str], *, host: PluginRecords | None = No
         raise ConfigNotFound(f"no config file at {file}", path=str(file)) from None
     except OSError as exc:
         raise ConfigNotFound(f"cannot read {file}: {exc.strerror}", path=str(file)) from None
-    return parse_config(text, path=file, host=host)
+    return parse_config(text, path=file, host=host, lower=lower)

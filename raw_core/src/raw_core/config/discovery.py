@@ -3,7 +3,9 @@
 In order: the file given with ``--config`` (explicit trust); else ``./raw.json`` in the
 working directory, but only once the user has trusted that folder (``raw config trust``),
 because such a file can select ``agent/`` tools, command hooks and command variables, which
-run code; else ``$XDG_CONFIG_HOME/raw/config.json`` (``~/.config/raw/config.json``).
+run code; else ``$XDG_CONFIG_HOME/raw/config.json`` (``~/.config/raw/config.json``). The
+user's config and the managed config are layered around the project's file
+(:mod:`raw_core.config.layers`).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ __all__ = [
     "PROJECT_CONFIG",
     "find_config",
     "is_trusted",
+    "no_config",
     "trust_folder",
     "trusted_folders",
+    "trusted_project_config",
     "user_config_dir",
     "user_config_path",
 ]
@@ -87,35 +91,53 @@ def trust_folder(folder: Path, environ: Mapping[str, str] | None = None) -> Path
     return real
 
 
+def trusted_project_config(
+    cwd: Path | None = None, environ: Mapping[str, str] | None = None
+) -> Path | None:
+    """``./raw.json`` in ``cwd`` when its folder is trusted; None when there is none.
+    Raises ``config_untrusted`` (saying how to trust it) for one in an untrusted folder."""
+    here = cwd if cwd is not None else Path.cwd()
+    project = here / PROJECT_CONFIG
+    if not project.is_file():
+        return None
+    if is_trusted(here, environ):
+        return project.absolute()
+    raise ConfigUntrusted(
+        f"{project} can select agent/ tools, command hooks and command variables, which run"
+        f" code, and this folder is not trusted. Trust it with `raw config trust {here}`,"
+        f" or pass the file explicitly with --config {project}",
+        path=str(project),
+    )
+
+
+def no_config(environ: Mapping[str, str] | None = None) -> ConfigNotFound:
+    """The error for no config at all, saying what to do."""
+    user = user_config_path(environ)
+    return ConfigNotFound(
+        f"no config file: pass --config FILE, add a trusted ./{PROJECT_CONFIG}, or create"
+        f" {user} with `raw config init`",
+        path=str(user),
+    )
+
+
 def find_config(
     explicit: str | os.PathLike[str] | None = None,
     *,
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Path:
-    """The config file to use (see the module docstring).
+    """The one file that provides the agents (see the module docstring); the layers
+    around it are found by :func:`raw_core.config.layers.find_layers`.
 
     Raises ``config_untrusted`` for a ``./raw.json`` in an untrusted folder (saying how to
     trust it) and ``config_not_found`` when there is no config at all.
     """
     if explicit is not None:
         return Path(os.path.abspath(explicit))
-    here = cwd if cwd is not None else Path.cwd()
-    project = here / PROJECT_CONFIG
-    if project.is_file():
-        if is_trusted(here, environ):
-            return project.absolute()
-        raise ConfigUntrusted(
-            f"{project} can select agent/ tools, command hooks and command variables, which run"
-            f" code, and this folder is not trusted. Trust it with `raw config trust {here}`,"
-            f" or pass the file explicitly with --config {project}",
-            path=str(project),
-        )
+    project = trusted_project_config(cwd, environ)
+    if project is not None:
+        return project
     user = user_config_path(environ)
     if user.is_file():
         return user
-    raise ConfigNotFound(
-        f"no config file: pass --config FILE, add a trusted ./{PROJECT_CONFIG}, or create"
-        f" {user} with `raw config init`",
-        path=str(user),
-    )
+    raise no_config(environ)

@@ -380,14 +380,16 @@ class Dispatcher:
     def _decide(self, tool: LoadedTool, arguments: Any, effects: Any) -> Verdict:
         decision = self.policy.decide(tool.identity, arguments, effects)
         rule = decision.rule
+        where = decision.where
         if decision.verdict == "deny":
             raise Denied(
-                f"{tool.identity} is denied by rule {rule} of tools.rules",
+                f"{tool.identity} is denied by rule {rule} of {where}",
                 rule=rule,
                 tool=tool.identity,
+                layer=None if where == "tools.rules" else decision.layer,
             )
         if decision.verdict == "ask":
-            return Verdict(decision="ask", reason=f"rule {rule} of tools.rules asks")
+            return Verdict(decision="ask", reason=f"rule {rule} of {where} asks")
         return ALLOW
 
     async def _approve(self, info: CallInfo, verdict: Verdict, signal: CancellationSignal) -> None:

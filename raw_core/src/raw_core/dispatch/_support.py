@@ -45,6 +45,12 @@ class PolicyDecision(Protocol):
     @property
     def rule(self) -> int | None: ...
 
+    @property
+    def layer(self) -> str: ...
+
+    @property
+    def where(self) -> str: ...
+
 
 class PolicyView(Protocol):
     """The part of :class:`raw_core.policy.Policy` the dispatcher uses."""
@@ -59,6 +65,8 @@ class PolicyView(Protocol):
 class _Allowed:
     verdict = "allow"
     rule = None
+    layer = "agent"
+    where = "tools.rules"
 
 
 class AllowAll:

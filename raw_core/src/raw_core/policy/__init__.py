@@ -20,14 +20,20 @@ if TYPE_CHECKING:
         RuleExplanation,
     )
     from raw_core.policy._glob import Glob
+    from raw_core.policy.examples import ExampleResult
+    from raw_core.policy.floors import FlooredPolicy, LayerExplanation, bind_floors
 
 _EXPORTS: dict[str, str] = {
     "Decision": "raw_core.policy._engine",
+    "ExampleResult": "raw_core.policy.examples",
     "Explanation": "raw_core.policy._engine",
+    "FlooredPolicy": "raw_core.policy.floors",
     "Glob": "raw_core.policy._glob",
+    "LayerExplanation": "raw_core.policy.floors",
     "LintFinding": "raw_core.policy._engine",
     "Policy": "raw_core.policy._engine",
     "RuleExplanation": "raw_core.policy._engine",
+    "bind_floors": "raw_core.policy.floors",
 }
 
 
@@ -36,9 +42,13 @@ __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 __all__ = [
     "Decision",
+    "ExampleResult",
     "Explanation",
+    "FlooredPolicy",
     "Glob",
+    "LayerExplanation",
     "LintFinding",
     "Policy",
     "RuleExplanation",
+    "bind_floors",
 ]

@@ -29,6 +29,8 @@ import attrs
 from raw_core.config import Effect, Match, Rule
 from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
 from raw_core.policy._glob import Glob
+from raw_core.policy.examples import ExampleResult, raise_failed
+from raw_core.policy.examples import check_examples as check
 from raw_core.policy.predicate import (
     BoundPredicate,
     PredicateError,
@@ -49,13 +51,30 @@ __all__ = [
 ]
 
 
+_WHERE: Final = {
+    "agent": "tools.rules",
+    "project": "the project floor",
+    "user": "the user floor",
+    "managed": "the managed floor",
+    "config": "the config's floor",
+}
+
+
 @attrs.frozen(kw_only=True)
 class Decision:
     """The verdict for one call and the index of the rule that decided it (``None``: no
-    rule matched, so the call is allowed)."""
+    rule matched, so the call is allowed), in the rules of ``layer``: ``agent`` (its
+    ``tools.rules``) or a floor (``project``, ``user``, ``managed``, ``config``)."""
 
     verdict: Effect
     rule: int | None
+    layer: str = "agent"
+
+    @property
+    def where(self) -> str:
+        """The rules that decided, as messages name them: ``tools.rules``, ``the user
+        floor``..."""
+        return _WHERE.get(self.layer, f"the {self.layer} floor")
 
 
 _ALLOW: Final = Decision(verdict="allow", rule=None)
@@ -96,16 +115,26 @@ class Explanation:
     rules: tuple[RuleExplanation, ...]
     verdict: Effect
     decided_by: int | None
+    layer: str = "agent"
+    """Whose rules decided: ``agent``, or a floor's layer (``decided_by`` indexes them)."""
+    layers: tuple[Any, ...] = ()
+    """With floors, each layer's view (:class:`raw_core.policy.floors.LayerExplanation`),
+    the agent's first; empty without floors."""
 
     def to_dict(self) -> dict[str, Any]:
-        """``{identity, exposed, rules, verdict, decided_by}``."""
-        return {
+        """``{identity, exposed, rules, verdict, decided_by}``, and with floors ``layer``
+        and ``layers``."""
+        found: dict[str, Any] = {
             "identity": self.identity,
             "exposed": self.exposed,
             "rules": [rule.to_dict() for rule in self.rules],
             "verdict": self.verdict,
             "decided_by": self.decided_by,
         }
+        if self.layers:
+            found["layer"] = self.layer
+            found["layers"] = [layer.to_dict() for layer in self.layers]
+        return found
 
 
 @attrs.frozen(kw_only=True)
@@ -114,16 +143,19 @@ class LintFinding:
 
     ``kind`` is ``matches_nothing`` (its glob matches no selected tool) or
     ``never_decides`` (every selected tool it matches is also matched by a later
-    unconditional rule, which always decides first; ``shadowed_by`` lists those rules).
+    unconditional rule, which always decides first; ``shadowed_by`` lists those rules) or
+    ``floor_overrides`` (for every selected tool it matches, a floor gives every call a
+    stricter verdict than its effect; ``layers`` names those floors).
     """
 
-    kind: Literal["matches_nothing", "never_decides"]
+    kind: Literal["matches_nothing", "never_decides", "floor_overrides"]
     rule: int
     match: Match
     effect: Effect
     message: str
     tools: tuple[str, ...] = ()
     shadowed_by: tuple[int, ...] = ()
+    layers: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -135,6 +167,7 @@ class LintFinding:
             "message": self.message,
             "tools": list(self.tools),
             "shadowed_by": list(self.shadowed_by),
+            "layers": list(self.layers),
         }
 
 
@@ -183,7 +216,9 @@ class Policy:
     __slots__ = (
         "_bound",
         "_chains",
+        "_examples",
         "_hidden",
+        "_layer",
         "_matching",
         "_rule_tools",
         "_rules",
@@ -195,15 +230,21 @@ class Policy:
         rules: tuple[Rule, ...],
         matching: Mapping[str, tuple[int, ...]],
         bound: Mapping[tuple[int, str], BoundPredicate],
+        layer: str = "agent",
+        examples: Sequence[ExampleResult] = (),
     ) -> None:
         self._rules = rules
+        self._layer = layer
+        self._examples = tuple(examples)
         self._matching = dict(matching)
         self._bound = dict(bound)
         self._rule_tools = tuple(
             tuple(identity for identity, indexes in matching.items() if index in indexes)
             for index in range(len(rules))
         )
-        decisions = [Decision(verdict=rule.effect, rule=i) for i, rule in enumerate(rules)]
+        decisions = [
+            Decision(verdict=rule.effect, rule=i, layer=layer) for i, rule in enumerate(rules)
+        ]
         self._chains: dict[str, tuple[_Step, ...]] = {}
         self._hidden: dict[str, int] = {}
         for identity, indexes in self._matching.items():
@@ -224,12 +265,19 @@ class Policy:
         tools: Iterable[ToolShape | LoadedTool],
         *,
         field: str = "$.tools.rules",
+        layer: str = "agent",
+        check_examples: bool = True,
     ) -> Policy:
         """Bind ``rules`` to the selected ``tools``.
 
         Raises :class:`~raw_core.errors.ConfigInvalid` with ``field`` (the rule's JSON
         path, down to ``when.regex``, ``when.source`` or ``when.any``), ``rule`` (its
-        index) and, when the fault shows against one tool, ``tool`` (its identity).
+        index) and, when the fault shows against one tool, ``tool`` (its identity). Every
+        rule's ``examples`` are run through its predicate (whatever tools its glob
+        matches); a failing one is ``config_invalid`` at
+        ``...examples.match[<i>]`` (or ``not_match``) unless ``check_examples`` is False,
+        which keeps the outcomes in :attr:`examples` instead (``raw policy test``).
+        ``layer`` names the rules in the decisions (``agent``, or a floor's layer).
         """
         shapes = [t if isinstance(t, ToolShape) else ToolShape.of(t) for t in tools]
         rules = tuple(rules)
@@ -245,6 +293,12 @@ class Policy:
                         field=f"{field}[{index}].when.{exc.key}",
                         rule=index,
                     ) from None
+        examples = check(rules, prepared, field=field)
+        if check_examples:
+            for index, rule in enumerate(rules):
+                raise_failed(
+                    rule, [r for r in examples if r.rule == index], _rule_label(index, rule)
+                )
         matching: dict[str, tuple[int, ...]] = {}
         bound: dict[tuple[int, str], BoundPredicate] = {}
         for shape in shapes:
@@ -264,7 +318,7 @@ class Policy:
                         rule=index,
                         tool=shape.identity,
                     ) from None
-        return cls(rules=rules, matching=matching, bound=bound)
+        return cls(rules=rules, matching=matching, bound=bound, layer=layer, examples=examples)
 
     # --- what the rules are bound to ------------------------------------------------------
 
@@ -272,6 +326,17 @@ class Policy:
     def rules(self) -> tuple[Rule, ...]:
         """The rules, in config order."""
         return self._rules
+
+    @property
+    def layer(self) -> str:
+        """Whose rules these are: ``agent``, or a floor's layer."""
+        return self._layer
+
+    @property
+    def examples(self) -> tuple[ExampleResult, ...]:
+        """Every rule example's outcome, in rule order (all passed unless bound with
+        ``check_examples=False``)."""
+        return self._examples
 
     @property
     def identities(self) -> tuple[str, ...]:
