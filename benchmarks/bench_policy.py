@@ -9,7 +9,10 @@ Prints:
 3. the same predicate on one argument of 64 KiB to 4 MiB, so that linear growth shows;
 4. the same predicate evaluated with Python's ``re`` beside RE2, and a pathological
    pattern, ``(a+)+$`` on ``'a' * n + '!'``, where ``re`` doubles with every character (the
-   ``re`` runs stop once one search takes over a second).
+   ``re`` runs stop once one search takes over a second);
+5. what floors add per verdict: the same 50 agent rules with a user floor (two rules) and a
+   managed floor (two rules) composed on top, as a ratio to the verdict without floors,
+   both timed in the same run, interleaved.
 
 Run with ``uv run python benchmarks/bench_policy.py``.
 """
@@ -25,8 +28,8 @@ from functools import partial
 from typing import Any
 
 from raw_core._re2 import compile_pattern
-from raw_core.config import Predicate, Rule
-from raw_core.policy import Decision, Policy
+from raw_core.config import Floor, Predicate, Rule
+from raw_core.policy import Decision, Policy, bind_floors
 from raw_core.policy._glob import Glob
 from raw_core.policy.predicate import ToolShape, bind_predicate, compile_accessor, parse_path
 
@@ -189,11 +192,70 @@ def section_pathological() -> None:
         print(f"   {n:>7} {re2_s * 1e6:>9.2f} µs {re_text}")
 
 
+def cpu_per_call(function: Callable[[], object]) -> float:
+    """CPU seconds per call (``time.process_time``: the machine's other work does not
+    count): the best of five runs of an auto-ranged loop."""
+    timer = timeit.Timer(function, timer=time.process_time)
+    number, _ = timer.autorange()
+    return min(timer.repeat(repeat=5, number=max(number, 2000))) / max(number, 2000)
+
+
+def _floors() -> list[Floor]:
+    """A user floor that asks before rm in bash and denies one tool; a managed floor that
+    denies every MCP tool and a family of built-ins."""
+    rm = Predicate(source="arguments", any="commands[*].command", regex=RM)
+    user = (
+        Rule(match="builtin/bash", effect="ask", when=rm),
+        Rule(match="builtin/tool_07", effect="deny"),
+    )
+    managed = (Rule(match="mcp/*", effect="deny"), Rule(match="builtin/tool_1?", effect="deny"))
+    return [Floor(layer="user", rules=user), Floor(layer="managed", rules=managed)]
+
+
+def section_floors() -> None:
+    rules = rules_50()
+    shapes = [ToolShape.from_schemas("builtin/bash", input_schema=BASH_SCHEMA)] + [
+        ToolShape.from_schemas(f"builtin/tool_{i:02d}", input_schema=BASH_SCHEMA) for i in range(20)
+    ]
+    floors = _floors()
+    plain = Policy.bind(rules, shapes)
+    floored = bind_floors(Policy.bind(rules, shapes), floors, shapes)
+    # The same rules in one list: the same predicates to evaluate, without the layering.
+    merged = Policy.bind(rules + [r for floor in floors for r in floor.rules], shapes)
+    print()
+    print("5. floors: 50 agent rules alone; with a user floor and a managed floor (2 rules")
+    print("   each) composed on top; and the same 54 rules in one list (same predicates, one")
+    print("   layer). Ratios: floored / alone, and floored / one list.")
+    head = f"   {'call':<46} {'alone':>9} {'one list':>9} {'floored':>9}"
+    print(f"{head} {'/alone':>7} {'/list':>6}")
+    cases = [
+        ("bash, 1 command, nothing matches", "builtin/bash", batch(1)),
+        ("bash, 16 commands, nothing matches", "builtin/bash", batch(16)),
+        ("bash, rm -rf build (agent and user floor ask)", "builtin/bash", batch(1, "rm -rf build")),
+        ("tool_03, no floor rule matches it", "builtin/tool_03", batch(1)),
+    ]
+    for label, identity, arguments in cases:
+        expected = plain.decide(identity, arguments).verdict
+        assert floored.decide(identity, arguments).verdict == expected, label
+        timings: dict[str, list[float]] = {"alone": [], "list": [], "floored": []}
+        for _ in range(5):  # interleaved, so that all three see the same machine
+            timings["alone"].append(cpu_per_call(partial(plain.decide, identity, arguments)))
+            timings["list"].append(cpu_per_call(partial(merged.decide, identity, arguments)))
+            timings["floored"].append(cpu_per_call(partial(floored.decide, identity, arguments)))
+        a, m, f = (min(timings[k]) * 1e6 for k in ("alone", "list", "floored"))
+        print(
+            f"   {label:<46} {a:>6.2f} µs {m:>6.2f} µs {f:>6.2f} µs {f / a:>6.2f}x {f / m:>5.2f}x"
+        )
+    denied = cpu_per_call(partial(floored.decide, "builtin/tool_12", batch(1))) * 1e6
+    print(f"   {'tool_12 (hidden by the managed floor)':<46} {'':>9} {'':>9} {denied:>6.2f} µs")
+
+
 def main() -> None:
     print(f"Python {sys.version.split()[0]}")
     section_verdicts()
     section_predicates()
     section_pathological()
+    section_floors()
 
 
 if __name__ == "__main__":

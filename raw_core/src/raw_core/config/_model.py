@@ -110,12 +110,16 @@ Match = str | tuple[str, ...]
 
 
 def _examples(values: Any) -> tuple[Any, ...]:
+    return tuple(freeze(value) for value in values)
+
+
+def _objects(_instance: Any, attribute: attrs.Attribute[Any], values: tuple[Any, ...]) -> None:
     for index, value in enumerate(values):
         if not isinstance(value, Mapping):
-            raise ValueError(
-                f"expected argument or effects objects; item {index} is {json_kind(value)}"
+            raise FieldValueError(
+                attribute.name,
+                f"expected argument or effects objects; item {index} is {json_kind(value)}",
             )
-    return tuple(freeze(value) for value in values)
 
 
 @attrs.frozen(kw_only=True)
@@ -125,8 +129,8 @@ class RuleExamples:
     They are checked when the rule is bound (:meth:`raw_core.policy.Policy.bind`) and run
     by ``raw policy test``."""
 
-    match: tuple[Any, ...] = attrs.field(default=(), converter=_examples)
-    not_match: tuple[Any, ...] = attrs.field(default=(), converter=_examples)
+    match: tuple[Any, ...] = attrs.field(default=(), converter=_examples, validator=_objects)
+    not_match: tuple[Any, ...] = attrs.field(default=(), converter=_examples, validator=_objects)
 
 
 @attrs.frozen(kw_only=True)

@@ -64,21 +64,27 @@ class FlooredPolicy:
     """An agent's policy with its floors. Build one with :func:`bind_floors`; it answers
     what a :class:`~raw_core.policy.Policy` answers."""
 
-    __slots__ = ("_agent", "_floors", "_hidden", "_tighten")
+    __slots__ = ("_agent", "_agent_decide", "_floors", "_hidden", "_tighten")
 
     def __init__(self, agent: Policy, floors: Sequence[tuple[Floor, Policy]]) -> None:
         self._agent = agent
+        self._agent_decide = agent.decide
         self._floors = tuple(floors)
-        # Per tool, only the floors with a rule stricter than allow for it: the others
-        # can never tighten its verdict, so a call does not ask them.
-        self._tighten: dict[str, tuple[Policy, ...]] = {}
+        # Per tool, only the floors with a rule stricter than allow for it, each with the
+        # strictest verdict it can give (its rank): a floor that cannot give more than the
+        # verdict so far is not asked.
+        self._tighten: dict[str, tuple[tuple[Policy, int], ...]] = {}
         self._hidden: dict[str, tuple[str, int]] = {}
         for identity in agent.identities:
-            self._tighten[identity] = tuple(
-                policy
-                for _floor, policy in self._floors
-                if any(policy.rules[i].effect != "allow" for i in policy.matching_rules(identity))
-            )
+            tighten = []
+            for _floor, policy in self._floors:
+                most = max(
+                    (_RANK[policy.rules[i].effect] for i in policy.matching_rules(identity)),
+                    default=0,
+                )
+                if most:
+                    tighten.append((policy, most))
+            self._tighten[identity] = tuple(tighten)
             rule = agent.hidden.get(identity)
             if rule is not None:
                 self._hidden[identity] = ("agent", rule)
@@ -158,18 +164,18 @@ class FlooredPolicy:
     def decide(self, identity: str, arguments: Any, effects: Any = None) -> Decision:
         """The strictest of the agent's verdict and each floor's (see the module
         docstring)."""
-        decision = self._agent.decide(identity, arguments, effects)
+        decision = self._agent_decide(identity, arguments, effects)
         floors = self._tighten[identity]
-        if not floors or decision.verdict == "deny":
+        if not floors:
             return decision
         rank = _RANK[decision.verdict]
-        for floor in floors:
+        for floor, most in floors:
+            if most <= rank:
+                continue
             found = floor.decide(identity, arguments, effects)
             stricter = _RANK[found.verdict]
             if stricter > rank:
                 decision, rank = found, stricter
-                if rank == 2:
-                    break
         return decision
 
     def explain(self, identity: str, arguments: Any, effects: Any = None) -> Explanation:
