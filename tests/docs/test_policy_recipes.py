@@ -121,7 +121,10 @@ def test_the_bash_explanation_prints_what_the_page_shows(tmp_path: Path) -> None
     (block,) = JSON_BLOCK.findall(text)[:1]
     config = tmp_path / "raw.json"
     config.write_text(json.dumps({"agents": {"coder": json.loads("{" + block + "}")}}))
-    shown = re.search(r"```\n\$ raw policy explain builtin/bash '(.*?)' .*?\n(.*?)```", text, re.S)
+    section = text.split("\n## raw policy explain", 1)[1]
+    shown = re.search(
+        r"```\n\$ raw policy explain builtin/bash '(.*?)' .*?\n(.*?)```", section, re.S
+    )
     assert shown is not None
     where = ["--config", str(config), "--cwd", "/home/me/project"]
     result = CliRunner().invoke(cli, ["policy", "explain", "builtin/bash", shown[1], *where])
