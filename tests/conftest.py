@@ -1,6 +1,7 @@
 """Shared fixtures: real tool folders in temporary directories, empty plug-in hosts, the
 ``raw`` console script (never looked up on PATH), the processes a test starts (none left
-behind), and prerequisites such as Node.js (a skip, except under CI, where it fails)."""
+behind), an empty config home per test, and prerequisites such as Node.js (a skip, except
+under CI, where it fails)."""
 
 from __future__ import annotations
 
@@ -98,6 +99,18 @@ def manifest() -> Callable[..., dict[str, Any]]:
 def host() -> PluginHost:
     """A plug-in host with no plug-ins: each test registers what it needs."""
     return PluginHost()
+
+
+@pytest.fixture(autouse=True)
+def _own_config_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reads the config of the account that runs the suite: the user's config is
+    layered under every ``--config FILE``, so each test starts with an empty
+    ``XDG_CONFIG_HOME`` of its own (a test sets its own to write one) and no
+    ``RAW_MANAGED_CONFIG``."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+    monkeypatch.delenv("RAW_MANAGED_CONFIG", raising=False)
 
 
 # --- the raw console script -------------------------------------------------------------

@@ -123,6 +123,9 @@ def test_a_managed_deny_hides_the_tool_and_no_lower_config_undoes_it(
     listed = run("tools", "list", "--json")
     assert listed.exit_code == 0, listed.output
     assert [tool["name"] for tool in json_of(listed)] == ["read_file"]
+    assert "not exposed: builtin/bash (the managed floor's rules[0] denies every call)" in (
+        run("tools", "list").output
+    )
     called = json_of(run("tools", "call", "builtin/bash", bash("echo hi"), "--json"))
     assert called["code"] == "tool_not_exposed"
     shown = json_of(run("policy", "explain", "builtin/bash", bash("echo hi"), "--json"))

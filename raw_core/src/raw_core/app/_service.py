@@ -51,12 +51,14 @@ __all__ = ["App", "ToolListing"]
 class ToolListing:
     """An agent's tools as its model receives them: ``definitions`` in ``tools.use``
     order (exposed ones only), ``hidden`` the selected tools an unconditional deny hides
-    (identity -> the rule's index), ``selected`` how many tools the agent selects."""
+    (identity -> the rule's index) and ``hidden_by`` whose rules those are (identity ->
+    ``agent`` or a floor's layer), ``selected`` how many tools the agent selects."""
 
     agent: str
     selected: int
     definitions: tuple[ToolDefinition, ...]
     hidden: Mapping[str, int]
+    hidden_by: Mapping[str, str] = attrs.field(factory=dict)
 
 
 class App:
@@ -412,6 +414,10 @@ class App:
                 selected=len(loaded.registry),
                 definitions=tuple(model_definitions(loaded, self.host)),
                 hidden=dict(loaded.policy.hidden),
+                hidden_by={
+                    identity: loaded.policy.hidden_layer(identity) or "agent"
+                    for identity in loaded.policy.hidden
+                },
             )
 
     async def list_hooks(self, agent: str | None = None) -> tuple[LoadedHook, ...]:

@@ -199,7 +199,7 @@ def lint(config_path: Path | None, agent_name: str | None, as_json: bool) -> Non
         for finding in findings:
             click.echo(f"{finding.kind}: {finding.message}")
         for identity, rule in hidden.items():
-            layer = rules.hidden_layer(identity) if hasattr(rules, "hidden_layer") else "agent"
+            layer = rules.hidden_layer(identity) or "agent"
             where = "" if layer == "agent" else f" of the {layer} floor"
             click.echo(f"note: {identity} is not exposed (rule {rule}{where} denies every call)")
         count = len(findings)

@@ -97,7 +97,9 @@ def list_tools(config_path: Path | None, agent_name: str | None, as_json: bool) 
         if definition.identity.startswith("mcp/"):
             click.echo(f"    definition sha256:{definition.definition_hash()[:16]}")
     for identity, rule in listing.hidden.items():
-        click.echo(f"not exposed: {identity} (tools.rules[{rule}] denies every call)")
+        layer = listing.hidden_by.get(identity, "agent")
+        rules = "tools.rules" if layer == "agent" else f"the {layer} floor's rules"
+        click.echo(f"not exposed: {identity} ({rules}[{rule}] denies every call)")
 
 
 def _entry(definition: Any) -> dict[str, Any]:

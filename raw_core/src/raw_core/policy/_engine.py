@@ -348,6 +348,10 @@ class Policy:
         """Hidden (not exposed) tools → the index of the unconditional deny that hides them."""
         return dict(self._hidden)
 
+    def hidden_layer(self, identity: str) -> str | None:
+        """Whose rules hide ``identity``: :attr:`layer` when hidden, else None."""
+        return self._layer if identity in self._hidden else None
+
     def matching_rules(self, identity: str) -> tuple[int, ...]:
         """Indexes of the rules whose glob matches ``identity``, in config order."""
         return self._matching_for(identity)
