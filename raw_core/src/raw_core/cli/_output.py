@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import click
 
-from raw_core.errors import RawError
+from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "emit_json", "fail"]
 
@@ -30,14 +30,14 @@ def describe(error: RawError) -> str:
 
 def fail(error: RawError, *, as_json: bool, exit_code: int = EXIT_USAGE) -> NoReturn:
     """Report ``error`` and exit: JSON ``{"error": {code, message, field?, path?}}`` on
-    stdout, or a line on stderr."""
+    stdout (``path``: the file a config error is in), or a line on stderr."""
     if as_json:
         payload = {"code": error.code, "message": error.message}
         if error.field is not None:
             payload["field"] = error.field
         where = error.context.get("path")
-        if isinstance(where, str):
-            payload["path"] = where  # the file it is in: one of the config's layers, say
+        if isinstance(error, ConfigInvalid | ConfigNotFound) and isinstance(where, str):
+            payload["path"] = where  # which of the config's files (layers) it is in
         emit_json({"error": payload})
     else:
         click.echo(f"raw: {describe(error)}", err=True)

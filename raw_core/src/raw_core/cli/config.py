@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from raw_core.cli._output import EXIT_OK, EXIT_USAGE, emit_json, fail
-from raw_core.errors import ConfigExists, RawError
+from raw_core.errors import ConfigExists, ConfigInvalid, ConfigNotFound, RawError
 
 __all__ = ["STARTER_CONFIG", "STARTER_RULES", "config"]
 
@@ -209,20 +209,15 @@ def validate(config_path: Path | None, as_json: bool) -> None:
                                 "code": exc.code,
                                 "field": exc.field or f"$.agents.{name}",
                                 "message": exc.message,
-                                "path": exc.context.get("path"),
                             }
+                            | _in_file(exc)
                         )
         except RawError as exc:
             listed = exc.context.get("problems") or [
                 {"path": exc.field or "$", "message": exc.message}
             ]
             problems.extend(
-                {
-                    "code": exc.code,
-                    "field": p["path"],
-                    "message": p["message"],
-                    "path": exc.context.get("path"),
-                }
+                {"code": exc.code, "field": p["path"], "message": p["message"]} | _in_file(exc)
                 for p in listed
             )
             if exc.context.get("path"):
@@ -253,6 +248,14 @@ def validate(config_path: Path | None, as_json: bool) -> None:
         for note in notes:
             click.echo(f"note: {note}")
     sys.exit(EXIT_USAGE if problems else EXIT_OK)
+
+
+def _in_file(error: RawError) -> dict[str, Any]:
+    """``{"path": file}`` for a config error that names its file (one of the layers)."""
+    where = error.context.get("path")
+    if isinstance(error, ConfigInvalid | ConfigNotFound) and isinstance(where, str):
+        return {"path": where}
+    return {}
 
 
 @config.command("trust")
