@@ -153,6 +153,7 @@ def examples_rule(**examples: list[Any]) -> Rule:
 
 def test_examples_are_checked_at_bind_whatever_tool_the_glob_matches() -> None:
     good = examples_rule(match=[call("rm -rf x")], not_match=[call("ls"), {}])
+    assert {good: 1}[examples_rule(match=[call("rm -rf x")], not_match=[call("ls"), {}])] == 1
     assert [r.passed for r in Policy.bind([good], SHAPES).examples] == [True, True, True]
     lonely = Rule(match="local/none", effect="ask", when=RM, examples=good.examples)
     with pytest.raises(ConfigInvalid) as caught:

@@ -142,7 +142,9 @@ class Rule:
     match: Match
     effect: Effect
     when: Predicate | None = None
-    examples: RuleExamples | None = None
+    examples: RuleExamples | None = attrs.field(default=None, hash=False)
+    """Compared, not hashed (the example objects are mappings), so a rule stays usable as
+    a key."""
 
     @property
     def globs(self) -> tuple[str, ...]:
