@@ -305,3 +305,17 @@ def test_validate_and_the_chat_banner_name_every_file_in_use(
         f"config: {managed} (managed), {user} (user), {project} (project)"
         in chat.stderr.splitlines()
     )
+
+
+def test_the_vision_check_reads_the_model_the_agent_will_use(home: Path) -> None:
+    user_config(home, {"models": {"default": {"provider": "replay", "model": "m.jsonl"}}})
+    trusted_project(
+        home,
+        {
+            "models": {"default": {"provider": "replay", "model": "x.jsonl", "vision": True}},
+            "agents": {"coder": {"model": "default", "tools": {"use": ["builtin/view_image"]}}},
+        },
+    )
+    problem = json_of(run("config", "validate", "--json"))["problems"][0]
+    assert problem["field"] == "$.agents.coder.tools.use[0]"
+    assert "model 'default' does not accept them" in problem["message"]

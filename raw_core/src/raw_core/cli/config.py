@@ -21,6 +21,7 @@ DELETING_PROGRAMS = "^(rm|rmdir|unlink|shred|wipefs|dd|truncate|mke2fs|mkfs|mkfs
 SHELL_TOOLS = ("builtin/bash", "builtin/process")
 """The tools whose effects say what a command line would run, in one shape."""
 
+
 def _programs(*names: str) -> dict[str, Any]:
     """A bash effects object (as ``raw policy explain`` prints one, cut to what the rules
     read) in which one command runs ``names``."""

@@ -16,7 +16,13 @@ from raw_core._identity import parse_identity
 from raw_core.errors import ConfigInvalid
 
 if TYPE_CHECKING:
-    from raw_core.config._model import AgentConfig, BackendConfig, ConfigSection, _ConfigFile
+    from raw_core.config._model import (
+        AgentConfig,
+        BackendConfig,
+        ConfigSection,
+        ModelConfig,
+        _ConfigFile,
+    )
     from raw_core.sessions.backend import SessionBackendRecord
 
 __all__ = [
@@ -227,14 +233,16 @@ def value_problems(parsed: _ConfigFile) -> list[FieldProblem]:
 def reference_problems(
     parsed: _ConfigFile,
     *,
-    models: frozenset[str] = frozenset(),
+    models: Mapping[str, ModelConfig] | None = None,
     variables: frozenset[str] = frozenset(),
 ) -> list[FieldProblem]:
     """Names that must refer to something the file defines, or that a lower layer defines
-    (``models`` and ``variables``: the names of the user's config under a project's)."""
+    (``models`` and ``variables``: the user's config under a project's, whose definitions
+    win where both define a name)."""
     found: list[FieldProblem] = []
     known_vars = set(parsed.vars) | variables
-    known_models = set(parsed.models) | models
+    effective = {**parsed.models, **(models or {})}
+    known_models = set(effective)
     if parsed.default_agent is not None and parsed.default_agent not in parsed.agents:
         found.append(
             FieldProblem(
@@ -273,7 +281,7 @@ def reference_problems(
                     message=f"model {agent.model!r} is not defined in models (defined: {known})",
                 )
             )
-        found += _vision_problems(parsed, name, agent)
+        found += _vision_problems(effective, name, agent)
         for index, var in enumerate(agent.vars.use):
             if var not in known_vars:
                 found.append(
@@ -300,10 +308,13 @@ VISION_TOOLS: Final = frozenset({"builtin/view_image"})
 """Tools whose results are images: an agent's model must accept them (``vision: true``)."""
 
 
-def _vision_problems(parsed: _ConfigFile, name: str, agent: AgentConfig) -> list[FieldProblem]:
-    """An agent that selects a tool of :data:`VISION_TOOLS` names a model with ``vision:
-    true`` (an agent without a model gets its provider from the application: not checked)."""
-    model = parsed.models.get(agent.model) if agent.model is not None else None
+def _vision_problems(
+    models: Mapping[str, ModelConfig], name: str, agent: AgentConfig
+) -> list[FieldProblem]:
+    """An agent that selects a tool of :data:`VISION_TOOLS` names a model (of ``models``:
+    the ones it will use) with ``vision: true`` (an agent without a model gets its provider
+    from the application: not checked)."""
+    model = models.get(agent.model) if agent.model is not None else None
     if model is None or model.vision:
         return []
     return [

@@ -406,7 +406,7 @@ def parse_config(
         + backend_problems(parsed.sessions.backend, host)
         + reference_problems(
             parsed,
-            models=frozenset(lower.models) if lower is not None else frozenset(),
+            models=lower.models if lower is not None else None,
             variables=frozenset(lower.vars) if lower is not None else frozenset(),
         )
         + hook_problems(parsed)
