@@ -20,7 +20,7 @@ import anyio
 import anyio.abc
 import pytest
 from acp import Client, RequestError, spawn_agent_process, text_block
-from acp.schema import RequestPermissionResponse
+from acp.schema import ClientCapabilities, RequestPermissionResponse
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from tests.acp.conftest import Project
@@ -80,8 +80,11 @@ def _log(project: Project) -> IO[bytes]:
 
 
 @asynccontextmanager
-async def connected(project: Project, client: Recorder) -> AsyncIterator[Any]:
-    """A ``raw acp`` process and the SDK's connection to it, initialized."""
+async def connected(
+    project: Project, client: Recorder, capabilities: ClientCapabilities | None = None
+) -> AsyncIterator[Any]:
+    """A ``raw acp`` process and the SDK's connection to it, initialized (the client
+    advertising ``capabilities``)."""
     log = project.root / "raw-acp.log"
     with _log(project) as stderr:
         async with spawn_agent_process(
@@ -90,8 +93,9 @@ async def connected(project: Project, client: Recorder) -> AsyncIterator[Any]:
             env=project.env,
             cwd=project.work,
             transport_kwargs={"stderr": stderr.fileno()},
+            use_unstable_protocol=capabilities is not None,  # elicitation is unstable
         ) as (conn, _process):
-            await conn.initialize(protocol_version=1)
+            await conn.initialize(protocol_version=1, client_capabilities=capabilities)
             yield conn
     assert "Traceback" not in log.read_text()
 

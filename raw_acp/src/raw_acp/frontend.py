@@ -1,5 +1,6 @@
 """The ACP client as a raw front end: a turn's events become ``session/update``s, an ask
-becomes ``session/request_permission``, an ``acp_plan`` panel a ``plan``.
+becomes ``session/request_permission``, a tool's question (an interaction request) a form
+``elicitation/create`` when the client offers it, an ``acp_plan`` panel a ``plan``.
 
 Events arrive synchronously on the event loop, and the protocol's updates are sent
 asynchronously, in order: each update goes into the connection's :class:`Outbox`, one
@@ -16,14 +17,27 @@ from typing import Any
 import anyio
 import anyio.abc
 import attrs
-from acp.schema import AgentMessageChunk, PermissionOption, TextContentBlock
+from acp.schema import (
+    AgentMessageChunk,
+    ElicitationFormSessionMode,
+    PermissionOption,
+    TextContentBlock,
+)
 
-from raw_acp import updates
-from raw_core import ApprovalAnswer, ApprovalRequest, BaseFrontEnd, PanelUpdate, thaw
-from raw_core.errors import ApprovalUnavailable
+from raw_acp import elicitation, updates
+from raw_core import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    BaseFrontEnd,
+    InteractionRequest,
+    PanelUpdate,
+    thaw,
+)
+from raw_core.errors import AnswerInvalid, ApprovalUnavailable, InteractionUnavailable
 from raw_core.runtime.events import LoopEvent, TextDelta, ToolCallFinished, ToolCallStarted
+from raw_core.tools.interactions import check_answer
 
-__all__ = ["ALLOW", "MAX_JOINED", "REJECT", "AcpFrontEnd", "Outbox"]
+__all__ = ["ALLOW", "MAX_ASKS", "MAX_JOINED", "REJECT", "AcpFrontEnd", "Outbox"]
 
 logger = logging.getLogger("raw_acp")
 
@@ -31,6 +45,9 @@ ALLOW = "allow_once"
 """The option id of "allow once" in a permission request."""
 REJECT = "reject_once"
 """The option id of "reject once"."""
+
+MAX_ASKS = 3
+"""How many times one question is put to the client when its answers do not fit."""
 
 MAX_JOINED = 2048
 """The most text (characters) queued fragments are joined into, in one update."""
@@ -142,9 +159,10 @@ class AcpFrontEnd(BaseFrontEnd):
         self.cwd = cwd
         self.identities: Mapping[str, str] = {}
         self.can_elicit = can_elicit
-        """Whether the client advertised form elicitation (``elicitation.form``): where an
-        interaction request (``ask_user``) will become ``elicitation/create``. Until raw
-        has interaction requests, :meth:`interact` is the base one: not available."""
+        """Whether the client advertised form elicitation (``elicitation.form``)."""
+        self.can_interact = can_elicit
+        """A tool's question (``ask_user``) is asked only through form elicitation: a
+        client without it gets ``interaction_unavailable`` at once."""
 
     def on_event(self, event: LoopEvent) -> None:
         """Translate the events an ACP client shows; ignore the rest."""
@@ -204,6 +222,46 @@ class AcpFrontEnd(BaseFrontEnd):
         return ApprovalAnswer(
             approved=False, by=self.name, message="the client cancelled the request"
         )
+
+    async def interact(self, request: InteractionRequest) -> Mapping[str, Any] | None:
+        """The request's form as ``elicitation/create`` (form mode, tied to the session and
+        the asking call). Accepted content is checked against the form: an answer that
+        does not fit is asked again with what was wrong (up to :data:`MAX_ASKS` times in
+        all; after that the request stays pending, as for any invalid answer, until its
+        deadline or an answer by id). Declined or cancelled: ``None``, the request ends
+        as cancelled. A client that answers with an error, or is gone, cannot be asked:
+        ``interaction_unavailable``."""
+        await self.outbox.drain()  # the client has seen the call that asks
+        form = thaw(request.form)
+        title = request.declaration.title if request.declaration is not None else request.panel
+        message = elicitation.message_of(thaw(request.document), title)
+        mode = ElicitationFormSessionMode.model_validate(
+            {
+                "sessionId": self.session_id,
+                "toolCallId": request.tool_call_id,
+                "requestedSchema": elicitation.requested_schema(form),
+            }
+        )
+        asked = message
+        for attempt in range(1, MAX_ASKS + 1):
+            try:
+                response = await self._client.create_elicitation(message=asked, mode=mode)
+            except Exception as exc:
+                raise InteractionUnavailable(
+                    f"{request.identity} asks the user a question and the ACP client could"
+                    f" not be asked: {exc}",
+                    tool=request.identity,
+                ) from None
+            if response.action != "accept":  # declined or cancelled
+                return None
+            content = response.content or {}
+            try:
+                return check_answer(form, content)
+            except AnswerInvalid as error:
+                if attempt == MAX_ASKS:  # the request model keeps it pending
+                    return dict(content)
+                asked = elicitation.retry_message(message, error.context.get("errors", ()))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def show_panel(self, update: PanelUpdate) -> None:
         """An ``acp_plan`` panel's checklist as a ``plan``, on every revision."""
