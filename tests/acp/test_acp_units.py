@@ -1,5 +1,6 @@
 """The pieces of raw-acp that need no process: what events become, the outbox's order,
-the config's ``acp`` key, and the refusal of a client's MCP servers."""
+the config's ``acp`` key, the refusal of a client's MCP servers, and a form as an
+elicitation."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from typing import Any
 import anyio
 import pytest
 from acp import RequestError
-from acp.schema import McpServerStdio
+from acp.schema import CreateElicitationResponse, ElicitationSchema, McpServerStdio
+from pydantic import TypeAdapter
 
-from raw_acp import updates
+from raw_acp import elicitation, updates
 from raw_acp.client_mcp import AcpSection, ClientServers, parse_acp_section
-from raw_acp.frontend import MAX_JOINED, Outbox
-from raw_core import Config
-from raw_core.errors import ConfigInvalid
+from raw_acp.frontend import MAX_ASKS, MAX_JOINED, AcpFrontEnd, Outbox
+from raw_core import Config, InteractionRequest
+from raw_core.errors import ConfigInvalid, InteractionUnavailable
 
 
 def test_a_calls_kind_comes_from_its_effects_then_its_tool() -> None:
@@ -167,3 +169,115 @@ def test_a_replayed_approval_is_its_end_with_the_effects_apart() -> None:
     data = update.model_dump(by_alias=True, exclude_none=True)
     assert data["kind"] == "delete"
     assert data["_meta"]["raw"]["approval"] == "denied"
+
+
+# --- a tool's question as form elicitation ----------------------------------------------
+
+FORM = {
+    "type": "form",
+    "title": "Pick",
+    "fields": [
+        {"type": "text", "id": "why", "label": "Why?", "placeholder": "a reason"},
+        {
+            "type": "multi_select",
+            "id": "tags",
+            "label": "Tags",
+            "options": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}],
+            "min_selected": 1,
+            "max_selected": 2,
+            "default": ["a"],
+        },
+    ],
+}
+
+
+def test_a_form_becomes_the_requested_schema_and_its_texts_the_message() -> None:
+    schema = elicitation.requested_schema(FORM)
+    assert schema == {
+        "type": "object",
+        "title": "Pick",
+        "required": ["tags"],
+        "properties": {
+            "why": {"type": "string", "title": "Why?", "description": "a reason"},
+            "tags": {
+                "type": "array",
+                "title": "Tags",
+                "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]},
+                "minItems": 1,
+                "maxItems": 2,
+                "default": ["a"],
+            },
+        },
+    }
+    ElicitationSchema.model_validate(schema)  # what the protocol accepts
+    document = {"blocks": [{"type": "text", "text": "Before you go:"}, FORM]}
+    assert elicitation.message_of(document, "Questions") == "Pick\n\nBefore you go:"
+    assert elicitation.message_of({"blocks": [{**FORM, "title": ""}]}, "Questions") == "Questions"
+
+
+class _Eliciting:
+    """The client's side of ``elicitation/create``: each answer in turn (an exception is
+    raised), recording the messages it was sent."""
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+        self.messages: list[str] = []
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        self.messages.append(message)
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return TypeAdapter(CreateElicitationResponse).validate_python(answer)
+
+
+async def _interact(client: _Eliciting) -> Any:
+    outbox = Outbox(client)
+    front_end = AcpFrontEnd(outbox, client, cwd="/work", can_elicit=True)
+    request = InteractionRequest(
+        identity="local/pick",
+        tool_call_id="call-1",
+        panel="questions",
+        document={"blocks": [FORM]},
+        timeout_ms=60_000,
+        signal=None,
+    )
+    found: list[Any] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(outbox.run)
+        with anyio.fail_after(10):
+            try:
+                found.append(await front_end.interact(request))
+            except InteractionUnavailable as error:
+                found.append(error)
+            finally:
+                outbox.close()
+    if isinstance(found[0], Exception):
+        raise found[0]
+    return found[0]
+
+
+@pytest.mark.anyio
+async def test_a_wrong_answer_is_asked_again_at_most_max_asks_times() -> None:
+    wrong = {"action": "accept", "content": {"tags": ["c"]}}
+    client = _Eliciting(*[wrong] * (MAX_ASKS + 1))
+    # The last wrong answer goes to the request model, which keeps the request pending.
+    assert await _interact(client) == {"tags": ["c"]}
+    assert len(client.messages) == MAX_ASKS
+    assert client.messages[0] == "Pick"
+    assert client.messages[1].startswith("The previous answer did not fit the form:\n- tags: ")
+    fixed = _Eliciting(wrong, {"action": "accept", "content": {"tags": ["b"], "why": "x"}})
+    assert await _interact(fixed) == {"why": "x", "tags": ["b"]}
+    assert await _interact(_Eliciting({"action": "accept"})) == {"why": "", "tags": ["a"]}
+
+
+@pytest.mark.anyio
+async def test_a_client_that_cannot_be_asked_is_interaction_unavailable() -> None:
+    assert await _interact(_Eliciting({"action": "decline"})) is None
+    with pytest.raises(InteractionUnavailable) as caught:
+        await _interact(_Eliciting(RequestError.method_not_found("elicitation/create")))
+    assert "could not be asked" in caught.value.message
+    outbox = Outbox(None)
+    assert AcpFrontEnd(outbox, None, cwd=None).can_interact is False  # no elicitation: no ask
+    outbox.close()
+    await outbox.run()
