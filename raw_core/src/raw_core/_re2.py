@@ -9,13 +9,14 @@ to, and its exception carries bytes and no position: this facade turns both into
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Protocol
 
 import re2
 from re2 import _re2
 
-__all__ = ["CompiledPattern", "PatternError", "compile_pattern"]
+__all__ = ["CompiledPattern", "PatternError", "compile_any", "compile_pattern"]
 
 
 class CompiledPattern(Protocol):
@@ -90,3 +91,31 @@ def compile_pattern(pattern: str) -> CompiledPattern:
     for a look-ahead or ``invalid escape sequence: \\1`` for a backreference.
     """
     return _Pattern(pattern)
+
+
+@lru_cache(maxsize=256)
+def _compile_joined(patterns: tuple[str, ...]) -> CompiledPattern:
+    return _Pattern("|".join(f"(?:{pattern})" for pattern in patterns))
+
+
+def compile_any(patterns: Sequence[str]) -> CompiledPattern:
+    """One pattern that matches wherever any of ``patterns`` matches: one RE2 pass where
+    each of them would take one.
+
+    Each pattern is compiled alone first (so an invalid one raises its own error), then all
+    are joined as alternatives, each in a group of its own, which keeps an inline flag such
+    as ``(?i)`` to its pattern; an unanchored search of the alternation finds a match exactly
+    when one of the parts would. Raises :class:`PatternError` when they cannot be joined:
+    RE2 refuses the alternation (too large, a group name used twice), or a part quotes with
+    ``\\Q`` (an unterminated quote would run on past its group and swallow the next part).
+    """
+    parts = tuple(patterns)
+    if not parts:
+        raise PatternError("no patterns to join")
+    for pattern in parts:
+        compile_pattern(pattern)
+        if "\\Q" in pattern:
+            raise PatternError(f"{pattern!r} quotes with \\Q and is not joined with others")
+    if len(parts) == 1:
+        return compile_pattern(parts[0])
+    return _compile_joined(parts)

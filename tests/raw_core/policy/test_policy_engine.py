@@ -264,7 +264,7 @@ def test_decide_walks_only_the_deciding_tail() -> None:
     """Rules before a tool's last unconditional rule are never evaluated."""
     rules = [rule("builtin/bash", "ask", bash_when("rm")), rule("*", "allow")]
     policy = Policy.bind(rules, TOOLS)
-    chain = policy._chains["builtin/bash"]
+    chain = policy._chains["builtin/bash"].steps
     assert len(chain) == 1
     assert chain[0].predicate is None
 

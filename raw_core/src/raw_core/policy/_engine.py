@@ -21,7 +21,7 @@ the tool), and keeps per tool only the rules that can decide its calls, last fir
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
@@ -36,6 +36,7 @@ from raw_core.policy.predicate import (
     PredicateError,
     PreparedPredicate,
     ToolShape,
+    join_predicates,
     prepare_predicate,
 )
 
@@ -173,15 +174,68 @@ class LintFinding:
 
 class _Step:
     """One rule in a tool's decision chain: the decision it gives when it matches, and its
-    predicate's accessor (``None`` for an unconditional rule)."""
+    predicate's accessor (``None`` for an unconditional rule). ``guard`` is the index of
+    the chain's joined test that covers it (-1: none): when that test fails, this rule
+    cannot match and is skipped."""
 
-    __slots__ = ("decision", "on_effects", "predicate", "test")
+    __slots__ = ("decision", "guard", "on_effects", "predicate", "test")
 
     def __init__(self, decision: Decision, predicate: BoundPredicate | None) -> None:
         self.decision = decision
         self.predicate = predicate
         self.test = predicate.accessor if predicate is not None else None
         self.on_effects = predicate is not None and predicate.source == "effects"
+        self.guard = -1
+
+
+class _Chain:
+    """The rules that can decide one tool's calls, last first, with the conditional rules
+    that read the same source and path joined into one pass
+    (:func:`~raw_core.policy.predicate.join_predicates`).
+
+    A call whose strings match none of a group's patterns is decided without running any
+    of them; only when a group's joined test passes are its rules tried one by one, in
+    chain order, so the last matching rule still wins.
+    """
+
+    __slots__ = ("guards", "steps")
+
+    def __init__(self, steps: tuple[_Step, ...]) -> None:
+        self.steps = steps
+        groups: dict[tuple[str, tuple[object, ...]], list[_Step]] = {}
+        for step in steps:
+            if step.predicate is not None:
+                key = (step.predicate.source, step.predicate.steps)
+                groups.setdefault(key, []).append(step)
+        guards: list[tuple[Callable[[Any], bool], bool]] = []
+        for (source, _path), members in groups.items():
+            if len(members) < 2:
+                continue
+            predicates = [m.predicate for m in members if m.predicate is not None]
+            for accessor, indexes in join_predicates(predicates):
+                for index in indexes:
+                    members[index].guard = len(guards)
+                guards.append((accessor, source == "effects"))
+        self.guards = tuple(guards)
+
+    def decide(self, arguments: Any, effects: Any) -> Decision:
+        guards = self.guards
+        passed: list[bool | None] = [None] * len(guards)
+        for step in self.steps:
+            test = step.test
+            if test is None:
+                return step.decision
+            value = effects if step.on_effects else arguments
+            index = step.guard
+            if index >= 0:
+                known = passed[index]
+                if known is None:
+                    known = passed[index] = guards[index][0](value)
+                if not known:
+                    continue
+            if test(value):
+                return step.decision
+        return _ALLOW
 
 
 def _match_json(match: Match) -> str | list[str]:
@@ -245,7 +299,7 @@ class Policy:
         decisions = [
             Decision(verdict=rule.effect, rule=i, layer=layer) for i, rule in enumerate(rules)
         ]
-        self._chains: dict[str, tuple[_Step, ...]] = {}
+        self._chains: dict[str, _Chain] = {}
         self._hidden: dict[str, int] = {}
         for identity, indexes in self._matching.items():
             chain: list[_Step] = []
@@ -254,7 +308,7 @@ class Policy:
                 chain.append(_Step(decisions[index], predicate))
                 if predicate is None:
                     break  # an unconditional rule: nothing before it can decide
-            self._chains[identity] = tuple(chain)
+            self._chains[identity] = _Chain(tuple(chain))
             if chain and chain[0].predicate is None and chain[0].decision.verdict == "deny":
                 self._hidden[identity] = indexes[-1]
 
@@ -391,16 +445,13 @@ class Policy:
         ``effects`` (``None`` when the tool declares none): the last matching rule wins.
 
         Pure and synchronous; walks only the rules that can decide this tool's calls, from
-        the last backwards. Raises ``tool_unknown`` for a tool the rules are not bound to.
+        the last backwards, the conditional ones on one path in one pass. Raises
+        ``tool_unknown`` for a tool the rules are not bound to.
         """
         chain = self._chains.get(identity)
         if chain is None:
             raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
-        for step in chain:
-            test = step.test
-            if test is None or test(effects if step.on_effects else arguments):
-                return step.decision
-        return _ALLOW
+        return chain.decide(arguments, effects)
 
     def explain(self, identity: str, arguments: Any, effects: Any = None) -> Explanation:
         """Every rule, matched or not and why, for one call; the verdict and deciding rule."""

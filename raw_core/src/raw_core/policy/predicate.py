@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
-from raw_core._re2 import CompiledPattern, PatternError, compile_pattern
+from raw_core._re2 import CompiledPattern, PatternError, compile_any, compile_pattern
 from raw_core.config import Predicate
 from raw_core.policy._paths import (
     PathStep,
@@ -67,6 +67,7 @@ __all__ = [
     "bind_predicate",
     "compile_accessor",
     "format_path",
+    "join_predicates",
     "parse_path",
     "prepare_predicate",
 ]
@@ -305,6 +306,40 @@ class BoundPredicate:
         if others:
             why += f" ({others} non-string value{'s' if others > 1 else ''} ignored)"
         return PredicateExplanation(matched=False, why=why)
+
+
+def join_predicates(
+    predicates: Sequence[BoundPredicate],
+) -> list[tuple[Callable[[Any], bool], tuple[int, ...]]]:
+    """Accessors that each answer for several predicates in one pass: whether any of them
+    matches the value.
+
+    ``predicates`` read one source at one path; each accessor walks the path once and runs
+    one RE2 search per string for all the predicates it covers (their patterns joined by
+    :func:`raw_core._re2.compile_any`), so it is true exactly when one of them would be.
+    Returns ``(accessor, indexes into predicates)`` pairs; patterns RE2 will not join are
+    split in halves until they do, and a predicate left alone is not covered (its own
+    accessor is as fast).
+    """
+    if not predicates:
+        return []
+    steps = predicates[0].steps
+    if any(p.steps != steps for p in predicates):
+        raise ValueError("joined predicates must read one path")
+    joined: list[tuple[Callable[[Any], bool], tuple[int, ...]]] = []
+    pending: list[tuple[int, ...]] = [tuple(range(len(predicates)))]
+    while pending:
+        indexes = pending.pop()
+        if len(indexes) < 2:
+            continue
+        try:
+            pattern = compile_any([predicates[i].predicate.regex for i in indexes])
+        except PatternError:
+            middle = len(indexes) // 2
+            pending += [indexes[middle:], indexes[:middle]]
+            continue
+        joined.append((compile_accessor(steps, pattern.test), indexes))
+    return joined
 
 
 def prepare_predicate(predicate: Predicate) -> PreparedPredicate:
