@@ -198,7 +198,7 @@ class _Chain:
     chain order, so the last matching rule still wins.
     """
 
-    __slots__ = ("guards", "steps")
+    __slots__ = ("guards", "steps", "unguarded")
 
     def __init__(self, steps: tuple[_Step, ...]) -> None:
         self.steps = steps
@@ -217,23 +217,33 @@ class _Chain:
                     members[index].guard = len(guards)
                 guards.append((accessor, source == "effects"))
         self.guards = tuple(guards)
+        self.unguarded = tuple(step for step in steps if step.guard < 0)
+        """The steps left to try when every joined test fails."""
 
     def decide(self, arguments: Any, effects: Any) -> Decision:
-        guards = self.guards
-        passed: list[bool | None] = [None] * len(guards)
+        steps = self.steps
+        if self.guards:
+            passed = [
+                test(effects if on_effects else arguments) for test, on_effects in self.guards
+            ]
+            if any(passed):
+                return self._walk(arguments, effects, passed)
+            steps = self.unguarded
+        for step in steps:
+            test = step.test
+            if test is None or test(effects if step.on_effects else arguments):
+                return step.decision
+        return _ALLOW
+
+    def _walk(self, arguments: Any, effects: Any, passed: list[bool]) -> Decision:
+        """Every step in order, skipping those whose joined test failed."""
         for step in self.steps:
             test = step.test
             if test is None:
                 return step.decision
-            value = effects if step.on_effects else arguments
-            index = step.guard
-            if index >= 0:
-                known = passed[index]
-                if known is None:
-                    known = passed[index] = guards[index][0](value)
-                if not known:
-                    continue
-            if test(value):
+            if step.guard >= 0 and not passed[step.guard]:
+                continue
+            if test(effects if step.on_effects else arguments):
                 return step.decision
         return _ALLOW
 
