@@ -71,3 +71,18 @@ def test_pickling_keeps_it_frozen() -> None:
     assert isinstance(restored, FrozenDict)
     with pytest.raises(TypeError):
         restored["a"] = 1
+
+
+def test_freeze_copies_mapping_and_sequence_subclasses_too() -> None:
+    from collections import OrderedDict
+
+    class Items(list[Any]):
+        pass
+
+    frozen = freeze(OrderedDict(a=Items([{"b": [1]}])))
+    assert type(frozen) is FrozenDict
+    assert frozen == {"a": ({"b": (1,)},)}
+    assert type(frozen["a"]) is tuple
+    assert type(frozen["a"][0]) is FrozenDict
+    already = freeze({"x": 1})
+    assert freeze(already) is already

@@ -16,7 +16,7 @@ otherwise.
 from __future__ import annotations
 
 import json
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 __all__ = ["FrozenDict", "fingerprint", "freeze", "thaw"]
 
@@ -67,17 +67,38 @@ def _rebuild(items: dict[str, Any]) -> FrozenDict:
     return frozen
 
 
+_SCALARS: Final = frozenset((str, int, float, bool, type(None)))
+
+
 def freeze(value: Any) -> Any:
     """A frozen deep copy of a JSON value (dicts → :class:`FrozenDict`, lists → tuples)."""
+    kind = type(value)
+    if kind in _SCALARS or kind is FrozenDict:
+        return value
+    if kind is dict:  # what a JSON parser makes: plain loops, cheaper than comprehensions
+        frozen = _new_frozen(FrozenDict)
+        for key, item in value.items():
+            _put(frozen, key, item if type(item) in _SCALARS else freeze(item))
+        return frozen
+    if kind is list or kind is tuple:
+        items = []
+        for item in value:
+            items.append(item if type(item) in _SCALARS else freeze(item))
+        return tuple(items)
     if isinstance(value, FrozenDict):
         return value
     if isinstance(value, dict):
-        frozen = FrozenDict()
-        dict.update(frozen, ((key, freeze(item)) for key, item in value.items()))
+        frozen = _new_frozen(FrozenDict)
+        _fill(frozen, {key: freeze(item) for key, item in value.items()})
         return frozen
     if isinstance(value, list | tuple):
         return tuple(freeze(item) for item in value)
     return value
+
+
+_new_frozen: Final = dict.__new__
+_fill: Final = dict.update
+_put: Final = dict.__setitem__
 
 
 def thaw(value: Any) -> Any:

@@ -85,7 +85,7 @@ from raw_core.tools.calls import (
 )
 from raw_core.tools.interactions import CallInteractions, InteractionCallback
 from raw_core.tools.loader import LoadedTool
-from raw_core.tools.panels import CallPanels, PanelBoard
+from raw_core.tools.panels import CallPanels, PanelBoard, has_panel_blocks
 from raw_core.tools.registry import Registry
 from raw_core.tools.resources import SessionResources
 from raw_core.tools.results import (
@@ -266,9 +266,10 @@ class Dispatcher:
                 HandlerError(f"the call failed inside raw: {type(exc).__name__}: {exc}"),
                 effects=effects,
             )
+        note = ""
         if panels is not None:
             panels.end()
-        note = self._note(panels)
+            note = self._note(panels)
         # an error's text meets the cap too (a result's content already has)
         if result.is_error:
             result = result.capped(self.max_output_bytes - len(note.encode()))
@@ -317,9 +318,11 @@ class Dispatcher:
                 signal=signal,
             ),
         )
-        effects = await describe(
-            tool, arguments, context, limit=self.effects_timeout, signal=signal
-        )
+        effects = None
+        if tool.describe_effects is not None:
+            effects = await describe(
+                tool, arguments, context, limit=self.effects_timeout, signal=signal
+            )
         info = CallInfo(
             identity=tool.identity,
             name=tool.name,
@@ -450,7 +453,9 @@ class Dispatcher:
                 ) from exc
             # Panel blocks leave the result here, before any middleware (or the cap, the
             # providers and the history) sees it.
-            return await panels.take_blocks(returned) if panels is not None else returned
+            if panels is not None and has_panel_blocks(returned):
+                return await panels.take_blocks(returned)
+            return returned
 
         panels = context.panels
         invoke: Callable[[], Awaitable[Any]] = call_handler

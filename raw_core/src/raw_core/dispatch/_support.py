@@ -69,6 +69,9 @@ class _Allowed:
     where = "tools.rules"
 
 
+_ALLOWED: Final = _Allowed()
+
+
 class AllowAll:
     """The policy of an agent without rules: everything is exposed and allowed."""
 
@@ -79,7 +82,7 @@ class AllowAll:
         """Every selected tool is exposed."""
 
     def decide(self, identity: str, arguments: Any, effects: Any = None) -> PolicyDecision:
-        return _Allowed()
+        return _ALLOWED
 
 
 ALLOW: Final = Verdict(decision="allow")

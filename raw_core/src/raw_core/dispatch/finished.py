@@ -58,15 +58,25 @@ class ToolCallFinished:
         }
 
 
-@attrs.frozen(kw_only=True)
 class CallOutcome:
     """One call's result with what its event needs; :meth:`event` builds the event (only
-    when someone listens: the arguments are copied)."""
+    when someone listens: the arguments are copied). Made once per call, read-only by
+    convention: a plain slotted class, cheaper to make than an attrs one."""
 
-    call: ToolCall
-    identity: str | None
-    arguments: Any
-    result: ToolResult
+    __slots__ = ("arguments", "call", "identity", "result")
+
+    def __init__(
+        self, *, call: ToolCall, identity: str | None, arguments: Any, result: ToolResult
+    ) -> None:
+        self.call = call
+        self.identity = identity
+        self.arguments = arguments
+        self.result = result
+
+    def __repr__(self) -> str:
+        return (
+            f"CallOutcome(call={self.call!r}, identity={self.identity!r}, result={self.result!r})"
+        )
 
     def event(self) -> ToolCallFinished:
         """The call's :class:`ToolCallFinished` event (arguments and effects detached)."""

@@ -62,7 +62,7 @@ class CancellationSignal:
     __slots__ = ("_event", "_fired", "_scopes", "reason")
 
     def __init__(self) -> None:
-        self._event = anyio.Event()
+        self._event: anyio.Event | None = None  # made by the first wait: most never wait
         self._fired = False  # read on every step of a turn: cheaper than the event's state
         self._scopes: set[anyio.CancelScope] = set()
         self.reason: str | None = None
@@ -77,12 +77,17 @@ class CancellationSignal:
         if not self._fired:
             self._fired = True
             self.reason = reason
-            self._event.set()
+            if self._event is not None:
+                self._event.set()
             for scope in list(self._scopes):
                 scope.cancel()
 
     async def wait(self) -> None:
         """Return once the signal fires."""
+        if self._event is None:
+            self._event = anyio.Event()
+            if self._fired:
+                self._event.set()
         await self._event.wait()
 
     def attach(self, scope: anyio.CancelScope) -> None:

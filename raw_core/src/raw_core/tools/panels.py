@@ -60,6 +60,7 @@ __all__ = [
     "PanelBoard",
     "PanelRecorder",
     "PanelView",
+    "has_panel_blocks",
     "panel_notes",
     "split_name",
 ]
@@ -194,6 +195,21 @@ class PanelBoard:
             return update
 
 
+def has_panel_blocks(returned: Any) -> bool:
+    """Whether a handler's result holds panel blocks (``{"type": "panel", ...}`` in its
+    ``content``) for :meth:`CallPanels.take_blocks` to take out."""
+    # Asked of every result: exact types first, the ABCs only for other mappings.
+    if type(returned) is not dict and not isinstance(returned, Mapping):
+        return False
+    content = returned.get("content")
+    if type(content) is not list and not isinstance(content, list | tuple):
+        return False
+    for block in content:  # a loop, not any(): no generator per result
+        if (type(block) is dict or isinstance(block, Mapping)) and block.get("type") == "panel":
+            return True
+    return False
+
+
 class CallPanels:
     """``context.panels``: what one tool call may do with its tool's panels.
 
@@ -215,7 +231,7 @@ class CallPanels:
     ) -> None:
         self._board = board
         self._identity = identity
-        self._declared = {d.id: d for d in declarations}
+        self._declared = {d.id: d for d in declarations} if declarations else {}
         self._tool_call_id = tool_call_id
         self._counts: dict[str, int] = {}
         self._updates: list[PanelUpdate] = []
@@ -306,15 +322,10 @@ class CallPanels:
     async def take_blocks(self, returned: Any) -> Any:
         """The handler's result without its panel blocks, each applied in order (a
         rejected one never fails the call: the model reads why in the note)."""
-        if not isinstance(returned, Mapping) or "content" not in returned:
-            return returned
-        content = returned["content"]
-        if not isinstance(content, list | tuple) or not any(
-            isinstance(block, Mapping) and block.get("type") == "panel" for block in content
-        ):
+        if not has_panel_blocks(returned):
             return returned
         kept: list[Any] = []
-        for block in content:
+        for block in returned["content"]:
             if not (isinstance(block, Mapping) and block.get("type") == "panel"):
                 kept.append(block)
                 continue
