@@ -75,6 +75,21 @@ def test_importing_raw_core_loads_no_plugin_and_no_heavy_module() -> None:
     assert result.stdout.strip() == ""
 
 
+def test_importing_the_app_module_a_front_end_starts_with_stays_light() -> None:
+    """``import raw_core.app`` imports neither the config, the plug-in host, anyio nor
+    attrs: a front end pays for them when it opens a service, not when it starts."""
+    code = (
+        "import sys, raw_core.app\n"
+        "heavy = [m for m in ('raw_core.config', 'raw_core.plugins', 'raw_core.sessions',"
+        " 'anyio', 'attrs', 'pluggy', 'cattrs', 'fastjsonschema', 're2') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
+
+
 def test_raw_core_does_not_import_the_other_distributions() -> None:
     code = (
         "import sys\n"

@@ -15,11 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from raw_core._lazy import lazy_exports
-from raw_core.app._service import App, ToolListing
+from raw_core.app._service import App
 
 if TYPE_CHECKING:
     from raw_core.app._examples import ExampleRun
     from raw_core.app._explain import Explanation
+    from raw_core.app._listing import ToolListing
     from raw_core.app._probe import ModelCheck
     from raw_core.config.discovery import trust_folder, user_config_path
     from raw_core.sessions.blocks import (
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "ExampleRun": "raw_core.app._examples",
     "Explanation": "raw_core.app._explain",
+    "ToolListing": "raw_core.app._listing",
     "ModelCheck": "raw_core.app._probe",
     "check_answer": "raw_core.tools.interactions",
     "trust_folder": "raw_core.config.discovery",

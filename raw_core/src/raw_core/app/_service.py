@@ -5,60 +5,44 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import attrs
-
-from raw_core.app._backends import open_backend
-from raw_core.app._calls import approval_of, checked_answer, interactions_of, with_values
-from raw_core.config import Config, ConfigLayer
-from raw_core.config.layers import find_layers, load_layers
 from raw_core.errors import ConfigInvalid, ConfigNotFound, InvalidArguments, ToolUnknown
-from raw_core.plugins import PluginHost
-from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
-from raw_core.sessions.backend import (
-    DisplayPage,
-    PendingRequest,
-    SessionBackend,
-    SessionInfo,
-)
 
-# What only sessions, calls and explanations need is imported when first used, so that a
+# Everything else is imported when first used: importing this module (what a front end
+# does first) costs little more than ``import raw_core``; opening a service imports the
+# config, the plug-in host and the backend protocol, and what only sessions, calls and
+# explanations need is imported by them, so that a
 # command that only lists sessions starts fast (no schema compiler, RE2 or loop).
 if TYPE_CHECKING:
+    from datetime import datetime
+    from pathlib import Path
+
     from raw_core.agent import Agent
     from raw_core.app._examples import ExampleRun
     from raw_core.app._explain import Explanation
+    from raw_core.app._listing import ToolListing
     from raw_core.app._probe import ModelCheck
+    from raw_core.config import Config, ConfigLayer
     from raw_core.hooks import LoadedHook
+    from raw_core.plugins import PluginHost
     from raw_core.providers.contract import Provider
     from raw_core.runtime import Runtime, Session
     from raw_core.runtime.events import CompactionEnded
+    from raw_core.runtime.frontend import FrontEnd
     from raw_core.runtime.panels import PanelActionResult
-    from raw_core.sessions.backend import PanelUpdate
+    from raw_core.sessions.backend import (
+        DisplayPage,
+        PanelUpdate,
+        PendingRequest,
+        SessionBackend,
+        SessionInfo,
+    )
     from raw_core.tools.calls import CancellationSignal
     from raw_core.tools.loader import ToolLoader
-    from raw_core.tools.registry import ToolDefinition
     from raw_core.tools.results import ToolResult
 
-__all__ = ["App", "ToolListing"]
-
-
-@attrs.frozen(kw_only=True)
-class ToolListing:
-    """An agent's tools as its model receives them: ``definitions`` in ``tools.use``
-    order (exposed ones only), ``hidden`` the selected tools an unconditional deny hides
-    (identity -> the rule's index) and ``hidden_by`` whose rules those are (identity ->
-    ``agent`` or a floor's layer), ``selected`` how many tools the agent selects."""
-
-    agent: str
-    selected: int
-    definitions: tuple[ToolDefinition, ...]
-    hidden: Mapping[str, int]
-    hidden_by: Mapping[str, str] = attrs.field(factory=dict)
+__all__ = ["App"]
 
 
 class App:
@@ -88,6 +72,10 @@ class App:
         self.host = host
         self._backend: SessionBackend | None = None
         self._open_backend: Callable[[], Awaitable[SessionBackend]] | None = None
+        import anyio
+
+        from raw_core.sessions.backend import SessionBackend
+
         if isinstance(backend, SessionBackend):
             self._backend = backend
         else:
@@ -158,6 +146,13 @@ class App:
         :class:`~raw_core.errors.RawError` (``config_invalid``, ...) when the config, a
         plug-in or the backend cannot be used.
         """
+        import anyio
+
+        from raw_core.app._backends import open_backend
+        from raw_core.config import Config
+        from raw_core.config.layers import find_layers, load_layers
+        from raw_core.plugins import PluginHost
+
         if host is None:
             host = PluginHost()
             host.load_entry_points()
@@ -240,7 +235,10 @@ class App:
         ``session.stream_turn(prompt)`` iterates over them, ``session.cancel()`` stops it.
         ``session_locked`` when another writer holds it, ``session_not_found`` for an
         unknown id."""
+        import anyio
+
         from raw_core.runtime.context import ContextLimits
+        from raw_core.runtime.frontend import CallbackFrontEnd
 
         front_end = front_end if front_end is not None else CallbackFrontEnd()
         async with self.agent(agent) as loaded:
@@ -297,6 +295,8 @@ class App:
         tool permission. ``answer_invalid`` (the request stays pending) for values that do
         not fit the form or an answer of the other kind; ``request_not_found``, or
         ``request_not_pending`` when it was answered first or ended."""
+        from raw_core.app._calls import checked_answer
+
         backend = await self.backend()
         request = await backend.get_request(request_id)
         answer = checked_answer(request, approved=approved, values=values, by=by, message=message)
@@ -406,6 +406,7 @@ class App:
     async def list_tools(self, agent: str | None = None) -> ToolListing:
         """What the agent's model receives (descriptions rewritten by plug-ins, as in a
         turn), and the selected tools hidden by an unconditional deny."""
+        from raw_core.app._listing import ToolListing
         from raw_core.plugins.hooks import model_definitions
 
         async with self.agent(agent) as loaded:
@@ -446,6 +447,8 @@ class App:
         ``read_var``) is filled in with the value, as a turn does when it builds a
         request. Nothing is stored, and nothing the call started outlives it (a process
         ``builtin/process`` starts is stopped when the call returns)."""
+        from raw_core.app._calls import approval_of, interactions_of, with_values
+        from raw_core.runtime.frontend import CallbackFrontEnd
         from raw_core.tools.calls import ToolCall
         from raw_core.tools.resources import SessionResources
         from raw_core.tools.results import ToolResult
