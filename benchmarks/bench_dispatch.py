@@ -1,70 +1,71 @@
-"""Per-call cost of raw's dispatch pipeline, beside two peers' per-call overhead.
+"""Per-call cost of raw's dispatch pipeline: its building blocks, rule sets that really
+apply to the called tool, and the peers' cost of a call — inside a step and a whole step.
 
-raw: one async no-op tool, 50 rules (5 conditional), one check hook, arguments as the
-model's JSON text — every step of the pipeline runs. Peers: the same trivial tool called
-once per step through pydantic-ai's agent loop (driven by its ``FunctionModel``) and the
-OpenAI Agents SDK's ``Runner`` (driven by a fake ``Model``), tracing off; their per-call
-figure is a run of N sequential tool-call steps divided by N.
+raw: one async no-op tool with a batch-shaped schema (``_common.SCHEMA``), arguments as
+the model's JSON text (62 bytes, two commands), every step of the pipeline running.
 
-Run: ``uv run --group bench python benchmarks/bench_dispatch.py``.
+* **Building blocks**, each timed alone in the same run: strict JSON parse, schema
+  validation, one handler call, result normalisation (the blocks and their cap). The bare
+  dispatch (no rules, no hooks) is a ratio to their sum.
+* **Rules**: 5, 50 and 200 rules whose globs all match the called tool — conditional (RE2
+  predicates on ``commands[*].command`` that the call does not match) and unconditional.
+  Each is timed as a verdict (``Policy.decide`` alone) and as a whole dispatch.
+* **Peers** (with ``--group bench``): what one more call costs inside a step of 16 calls
+  (a turn with one 16-call step minus one with a 1-call step, over 15), and what a whole
+  step of one call costs (a 20-step turn over 20), for pydantic-ai and the OpenAI Agents
+  SDK with fair fakes (``_peers``). raw's like-for-like figure for a call inside a step is
+  its dispatch with 50 conditional rules.
+
+Everything raw is timed in alternating rounds (each round in the other order), the best
+round of each. Run: ``uv run --group bench python benchmarks/bench_dispatch.py``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import sys
 import tempfile
-import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).parent.parent))  # the repository: benchmarks.*
+
+from benchmarks._common import (
+    ARGUMENTS,
+    Target,
+    alternating,
+    clock,
+    conditional_rules,
+    per_call,
+    print_targets,
+    unconditional_rules,
+    write_noop_tool,
+)
 from raw_core import hookimpl
+from raw_core._json import loads_strict
 from raw_core.agent import load_agent
 from raw_core.config import load_config
-from raw_core.dispatch import Dispatcher
+from raw_core.dispatch import DEFAULT_MAX_ARGUMENT_BYTES, Dispatcher
 from raw_core.plugins import PluginHost
 from raw_core.tools.calls import CallInfo, ToolCall, Verdict
+from raw_core.tools.results import DEFAULT_MAX_OUTPUT_BYTES
 
-CALLS = 20000
-PEER_STEPS = (20, 200)
-
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "commands": {
-            "type": "array",
-            "maxItems": 16,
-            "items": {
-                "type": "object",
-                "properties": {"command": {"type": "string"}},
-                "required": ["command"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["commands"],
-    "additionalProperties": False,
-}
+CALLS = 1000
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "25"))
+SIZES = (5, 50, 200)
+CALL = ToolCall(id="c", name="noop", arguments=ARGUMENTS)
 
 
-def rules() -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for index in range(45):
-        found.append({"match": f"other/tool_{index}", "effect": "deny"})
-    for index in range(5):
-        found.append(
-            {
-                "match": "agent/noop",
-                "effect": "ask",
-                "when": {
-                    "source": "arguments",
-                    "any": "commands[*].command",
-                    "regex": f"(^|[;&|])\\s*(sudo\\s+)?forbidden_{index}(\\s|$)",
-                },
-            }
-        )
-    return found
+OLD_REFERENCE = "50 rules (5 conditional) + 1 check hook"
+"""The figure this benchmark printed before it measured rules that apply to the called
+tool: 45 unconditional rules for other tools (dropped when the policy binds), 5
+conditional ones on it, and one plug-in check hook (so the arguments' fingerprint is
+taken around it). Kept so that revisions compare (``compare_revisions.py``)."""
 
 
 class CheckHook:
@@ -73,154 +74,152 @@ class CheckHook:
         return None
 
 
-async def bench_raw(root: Path) -> float:
-    folder = root / "tools" / "noop"
-    folder.mkdir(parents=True)
-    (folder / "tool.json").write_text(
-        json.dumps(
-            {
-                "api_version": 2,
-                "id": "noop",
-                "version": "1.0.0",
-                "name": "noop",
-                "description": "Does nothing.",
-                "input_schema": SCHEMA,
-                "entry": "./tool.py",
-                "condition_sources": ["arguments"],
-            }
-        )
-    )
-    (folder / "tool.py").write_text(
-        "RESULT = {'content': [{'type': 'text', 'text': 'ok'}]}\n"
-        "async def handler(args, context):\n    return RESULT\n"
-    )
-    (root / "raw.json").write_text(
-        json.dumps({"agents": {"a": {"tools": {"use": ["agent/noop"], "rules": rules()}}}})
-    )
-    agent = load_agent(load_config(root / "raw.json"), host=PluginHost())
-    host = PluginHost()
-    host.register(CheckHook(), name="check")
-    dispatcher = Dispatcher(agent.registry, agent.policy, host=host)
-    call = ToolCall(
-        id="c",
-        name="noop",
-        arguments='{"commands": [{"command": "ls -la"}, {"command": "git status"}]}',
-    )
-    for _ in range(500):
-        result = await dispatcher.dispatch(call)
-    assert result.status == "ok", result.text()
-    started = time.perf_counter()
-    for _ in range(CALLS):
-        await dispatcher.dispatch(call)
-    return (time.perf_counter() - started) / CALLS
+def project(root: Path) -> list[str]:
+    """The tool and one agent per rule set; returns the agents' names."""
+    write_noop_tool(root)
+    old_rules = [{"match": f"other/tool_{i}", "effect": "deny"} for i in range(45)]
+    agents: dict[str, Any] = {
+        "no rules": {"tools": {"use": ["agent/noop"]}},
+        OLD_REFERENCE: {
+            "tools": {"use": ["agent/noop"], "rules": old_rules + conditional_rules(5)}
+        },
+    }
+    for size in SIZES:
+        for kind, rules in (
+            ("conditional", conditional_rules(size)),
+            ("unconditional", unconditional_rules(size)),
+        ):
+            agents[f"{size} {kind}"] = {"tools": {"use": ["agent/noop"], "rules": rules}}
+    (root / "raw.json").write_text(json.dumps({"agents": agents}))
+    return list(agents)
 
 
-async def bench_pydantic_ai(steps: int, repeat: int = 3) -> float:
-    """Seconds per tool call: the best of ``repeat`` runs of ``steps`` calls, after a
-    warm-up run."""
-    from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from pydantic_ai.usage import UsageLimits
+def _dispatch_timer(dispatcher: Dispatcher) -> Callable[[], Awaitable[float]]:
+    async def timed() -> float:
+        started = clock()
+        for _ in range(CALLS):
+            await dispatcher.dispatch(CALL)
+        return (clock() - started) / CALLS
 
-    state = {"step": 0}
-
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        state["step"] += 1
-        if state["step"] <= steps:
-            return ModelResponse(
-                parts=[ToolCallPart("noop", {"command": "ls"}, tool_call_id=f"c{state['step']}")]
-            )
-        return ModelResponse(parts=[TextPart("done")])
-
-    agent = Agent(FunctionModel(model))
-    limits = UsageLimits(request_limit=steps + 5)
-
-    @agent.tool_plain
-    async def noop(command: str) -> str:
-        return "ok"
-
-    best = float("inf")
-    for run in range(repeat + 1):  # the first run warms up
-        state["step"] = 0
-        started = time.perf_counter()
-        await agent.run("go", usage_limits=limits)
-        if run:
-            best = min(best, time.perf_counter() - started)
-    return best / steps
+    return timed
 
 
-async def bench_openai_agents(steps: int, repeat: int = 3) -> float:
-    """Seconds per tool call: the best of ``repeat`` runs of ``steps`` calls, after a
-    warm-up run."""
-    from agents import Agent, Runner, function_tool, set_tracing_disabled
-    from agents.items import ModelResponse
-    from agents.models.interface import Model
-    from agents.usage import Usage
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
+def _sync_timer(function: Callable[[], object]) -> Callable[[], Awaitable[float]]:
+    async def timed() -> float:
+        return per_call(function, CALLS)
 
-    set_tracing_disabled(True)
-    state = {"step": 0}
+    return timed
 
-    class FakeModel(Model):
-        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
-            state["step"] += 1
-            step = state["step"]
-            if step <= steps:
-                item: Any = ResponseFunctionToolCall(
-                    type="function_call",
-                    call_id=f"c{step}",
-                    name="noop",
-                    arguments='{"command": "ls"}',
-                    id=f"fc{step}",
-                    status="completed",
+
+async def measure_raw(rounds: int = ROUNDS) -> dict[str, float]:
+    """Seconds per call of every raw figure, best of ``rounds`` alternating rounds."""
+    with tempfile.TemporaryDirectory() as temp:
+        root = Path(temp)
+        names = project(root)
+        config = load_config(root / "raw.json")
+        agents = {name: load_agent(config, name, host=PluginHost()) for name in names}
+        dispatchers = {
+            name: agent.dispatcher(host=None, cwd=root) for name, agent in agents.items()
+        }
+        for dispatcher in dispatchers.values():
+            for _ in range(300):
+                result = await dispatcher.dispatch(CALL)
+            assert result.status == "ok", result.text()
+        tool = dispatchers["no rules"].registry.by_name("noop")
+        value = loads_strict(ARGUMENTS, max_bytes=DEFAULT_MAX_ARGUMENT_BYTES)
+        returned = await tool.handler(value, None)
+
+        def handler_call() -> None:
+            coroutine = tool.handler(value, None)
+            try:
+                coroutine.send(None)
+            except StopIteration:
+                pass
+
+        bare = dispatchers["no rules"]
+
+        def normalise() -> None:  # the pipeline's own step: blocks, their cap, the result
+            bare._result(returned, None, DEFAULT_MAX_OUTPUT_BYTES)
+
+        variants: dict[str, Callable[[], Awaitable[float]]] = {
+            "block: strict JSON parse": _sync_timer(
+                lambda: loads_strict(ARGUMENTS, max_bytes=DEFAULT_MAX_ARGUMENT_BYTES)
+            ),
+            "block: schema validation": _sync_timer(lambda: tool.input_validator.validate(value)),
+            "block: one handler call": _sync_timer(handler_call),
+            "block: result normalisation": _sync_timer(normalise),
+        }
+        for name, agent in agents.items():
+            if name not in ("no rules", OLD_REFERENCE):
+                variants[f"verdict: {name}"] = _sync_timer(
+                    functools.partial(agent.policy.decide, "agent/noop", value)
                 )
-            else:
-                item = ResponseOutputMessage(
-                    type="message",
-                    id="m",
-                    role="assistant",
-                    status="completed",
-                    content=[ResponseOutputText(type="output_text", text="done", annotations=[])],
-                )
-            return ModelResponse(output=[item], usage=Usage(), response_id=None)
+        for name, dispatcher in dispatchers.items():
+            variants[f"dispatch: {name}"] = _dispatch_timer(dispatcher)
+        best = await alternating(variants, rounds)
+    best["blocks: sum"] = sum(v for k, v in best.items() if k.startswith("block: "))
+    return best
 
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
 
-    @function_tool
-    async def noop(command: str) -> str:
-        return "ok"
+async def measure_peers() -> dict[str, float]:
+    """Seconds: each peer's extra call inside a 16-call step, and a whole 1-call step."""
+    from benchmarks._peers import PEERS
 
-    agent = Agent(name="bench", model=FakeModel(), tools=[noop])
-    best = float("inf")
-    for run in range(repeat + 1):  # the first run warms up
-        state["step"] = 0
-        started = time.perf_counter()
-        await Runner.run(agent, "go", max_turns=steps + 5)
-        if run:
-            best = min(best, time.perf_counter() - started)
-    return best / steps
+    found: dict[str, float] = {}
+    for name, turn in PEERS.items():
+        one = await turn(1, 1)
+        sixteen = await turn(1, 16)
+        found[f"{name}: an extra call inside a 16-call step"] = (sixteen - one) / 15
+        found[f"{name}: a whole step (20-step turn / 20)"] = await turn(20, 1) / 20
+    return found
+
+
+def targets(raw: dict[str, float]) -> list[Target]:
+    """Items 2 and 3 of the benchmark targets, from one run's figures."""
+    us = 1e6
+    return [
+        Target(
+            item="2",
+            what="verdict, 50 conditional rules on the called tool",
+            figure=raw["verdict: 50 conditional"] * us,
+            reference=raw["verdict: 5 conditional"] * us,
+            reference_what="5 conditional:",
+            limit=1.5,
+        ),
+        Target(
+            item="3",
+            what="dispatch, no rules, no hooks",
+            figure=raw["dispatch: no rules"] * us,
+            reference=raw["blocks: sum"] * us,
+            reference_what="its building blocks:",
+            limit=2.0,
+        ),
+    ]
+
+
+def report(raw: dict[str, float], peers: dict[str, float] | None) -> None:
+    seconds = raw[f"dispatch: {OLD_REFERENCE}"]
+    print(f"raw dispatch, {OLD_REFERENCE}: {seconds * 1e6:.1f} µs/call (the old reference)")
+    print("raw, µs per call (CPU time, best of alternating rounds):")
+    for name, seconds in raw.items():
+        print(f"  {name:<42} {seconds * 1e6:9.2f}")
+    if peers is not None:
+        ours = raw["dispatch: 50 conditional"]
+        print("peers, µs per call (best of 3 turns after a warm-up):")
+        for name, seconds in peers.items():
+            print(f"  {name:<58} {seconds * 1e6:9.1f}  (raw's dispatch is 1/{seconds / ours:.0f})")
+    print()
+    print_targets(targets(raw))
 
 
 async def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        ours = await bench_raw(Path(tmp))
-    print(f"raw dispatch, 50 rules (5 conditional) + 1 check hook: {ours * 1e6:.1f} µs/call")
-    for steps in PEER_STEPS:
-        peers = {
-            "pydantic-ai (FunctionModel)": await bench_pydantic_ai(steps),
-            "OpenAI Agents SDK (fake Model)": await bench_openai_agents(steps),
-        }
-        for name, seconds in peers.items():
-            print(
-                f"{name}, {steps} sequential calls: {seconds * 1e6:.1f} µs/call"
-                f" (raw is 1/{seconds / ours:.0f} of it)"
-            )
+    from benchmarks._peers import available
+
+    raw = await measure_raw()
+    missing = available()
+    if missing:
+        print(f"(peers skipped: {missing})")
+    report(raw, None if missing else await measure_peers())
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ Run: ``uv run python benchmarks/bench_hooks.py``.
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +29,9 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).parent.parent))  # the repository: benchmarks.*
+
+from benchmarks._common import Target, print_targets
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
@@ -167,6 +171,20 @@ async def main() -> None:
     print(
         f"| one hook that runs (a process start), no rules, {RUNNING_CALLS} calls"
         f" | {running * 1e6:.0f} | {running / base:.0f} |"
+    )
+    print()
+    print_targets(
+        [
+            Target(
+                item="18",
+                what=f"a subscribed hook whose when does not match, {label}",
+                figure=best[f"not-this-call{rules}"] * 1e6,
+                reference=best[f"none{rules}"] * 1e6,
+                reference_what="no hooks:",
+                limit=1.1,
+            )
+            for rules, label in (("", "no rules"), ("+rules", "50 rules"))
+        ]
     )
 
 

@@ -1,12 +1,16 @@
 """A whole turn through raw's agent loop — store included — beside two peers' loops.
 
-Each step: the model asks for one call of an async no-op tool; after N steps it answers
-with text. raw: ScriptedProvider, the real dispatcher, a real SQLite session store (every
+Each step: the model asks for calls of an async no-op tool; after N steps it answers with
+text. raw: ScriptedProvider, the real dispatcher, a real SQLite session store (every
 message committed, the WAL synced at the end of the turn); creating and opening the
-session is timed apart (once per session, not per turn). Peers: pydantic-ai's agent loop
-with its ``FunctionModel``, and the OpenAI Agents SDK's ``Runner`` with a fake ``Model``
-(tracing off), the same no-op tool. Prints µs per tool call at 50 steps with raw's share,
-and the total time of a turn at 10, 50 and 200 steps (raw's must grow linearly).
+session is timed apart (once per session, not per turn). Peers (``_peers``): pydantic-ai's
+agent loop with an ``async def`` ``FunctionModel`` that reports usage, and the OpenAI
+Agents SDK's ``Runner`` with a fake ``Model`` (tracing off), the same no-op tool, nothing
+stored. Each figure is the best of three turns after a warm-up.
+
+Prints µs per tool call at 50 steps (one call a step) with raw's share; what one more
+call costs inside a step of 16 calls (a one-step turn of 16 calls minus one of 1 call,
+over 15); and the total time of a turn at 10, 50 and 200 steps (raw's must grow linearly).
 
 Run: ``uv run --group bench python benchmarks/bench_loop.py``. With ``--breakdown`` it
 prints instead where raw's time per step goes in a 50-step turn: the commits, the request
@@ -16,7 +20,6 @@ add about a microsecond to each phase they wrap); the loop's own bookkeeping is 
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import sys
@@ -27,6 +30,10 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).parent.parent))  # the repository: benchmarks.*
+
+from benchmarks._common import Target, print_targets
+from benchmarks._peers import PEERS, available
 from raw_core.agent import Agent, load_agent
 from raw_core.config import load_config
 from raw_core.plugins import PluginHost
@@ -34,13 +41,9 @@ from raw_core.providers.scripted import Reply, ScriptedProvider
 from raw_core.runtime import Runtime
 from raw_core.sessions.sqlite import SqliteBackend
 
-sys.path.insert(0, str(Path(__file__).parent))
-_peers = importlib.import_module("bench_dispatch")  # the peers' loops, shared with it
-bench_pydantic_ai = _peers.bench_pydantic_ai
-bench_openai_agents = _peers.bench_openai_agents
-
 STEPS = (10, 50, 200)
 REPEAT = 3
+WIDE = 16
 
 
 def make_agent(root: Path, steps: int) -> Agent:
@@ -73,15 +76,15 @@ def make_agent(root: Path, steps: int) -> Agent:
     return load_agent(load_config(root / "raw.json"), host=PluginHost())
 
 
-async def raw_turn(steps: int) -> tuple[float, float]:
-    """Seconds for one turn of ``steps`` tool-call steps plus the final answer, in a new
-    session of a new SQLite backend, and seconds to create and open that session."""
+async def raw_turn(steps: int, calls: int = 1) -> tuple[float, float]:
+    """Seconds for one turn of ``steps`` steps of ``calls`` calls each plus the final
+    answer, in a new session of a new SQLite backend, and seconds to create and open
+    that session."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         agent = make_agent(root, steps)
-        script = [
-            Reply(tool_calls=(("noop", {"command": "ls"}),), chunk=1 << 20) for _ in range(steps)
-        ]
+        step = tuple(("noop", {"command": "ls"}) for _ in range(calls))
+        script = [Reply(tool_calls=step, chunk=1 << 20) for _ in range(steps)]
         provider = ScriptedProvider([*script, Reply(text="done")])
         async with await SqliteBackend.open(root / "state") as backend:
             runtime = Runtime(backend)
@@ -94,33 +97,95 @@ async def raw_turn(steps: int) -> tuple[float, float]:
     return elapsed, started - opening
 
 
-async def bench_raw(steps: int) -> tuple[float, float]:
-    """The best of ``REPEAT`` turns (see :func:`raw_turn`) and the best time to create and
-    open the session (once per session, not per turn: a peer's ``run`` has no such step,
-    and pays its own setup on every turn)."""
-    runs = [await raw_turn(steps) for _ in range(REPEAT)]
+async def bench_raw(steps: int, calls: int = 1) -> tuple[float, float]:
+    """The best of ``REPEAT`` turns after a warm-up (see :func:`raw_turn`) and the best
+    time to create and open the session (once per session, not per turn: a peer's
+    ``run`` has no such step, and pays its own setup on every turn)."""
+    await raw_turn(steps, calls)
+    runs = [await raw_turn(steps, calls) for _ in range(REPEAT)]
     return min(turn for turn, _ in runs), min(opened for _, opened in runs)
 
 
-async def main() -> None:
-    totals: dict[str, dict[int, float]] = {"raw": {}, "pydantic-ai": {}, "OpenAI Agents SDK": {}}
+async def measure() -> dict[str, Any]:
+    """Seconds: per turn at each of ``STEPS`` for raw and each peer, and the one- and
+    16-call one-step turns."""
+    names = ["raw", *PEERS]
+    totals: dict[str, dict[int, float]] = {name: {} for name in names}
+    wide: dict[str, tuple[float, float]] = {}
     opening: list[float] = []
     for steps in STEPS:
         totals["raw"][steps], opened = await bench_raw(steps)
         opening.append(opened)
-        totals["pydantic-ai"][steps] = await bench_pydantic_ai(steps, REPEAT) * steps
-        totals["OpenAI Agents SDK"][steps] = await bench_openai_agents(steps, REPEAT) * steps
+        for name, turn in PEERS.items():
+            totals[name][steps] = await turn(steps, 1, REPEAT)
+    wide["raw"] = ((await bench_raw(1, 1))[0], (await bench_raw(1, WIDE))[0])
+    for name, turn in PEERS.items():
+        wide[name] = (await turn(1, 1, REPEAT), await turn(1, WIDE, REPEAT))
+    return {"totals": totals, "wide": wide, "opening": min(opening)}
+
+
+def targets(found: dict[str, Any]) -> list[Target]:
+    """Item 6: the 50-step loop against each peer, and an extra call in a 16-call step
+    against pydantic-ai's."""
+    totals, wide = found["totals"], found["wide"]
+    ours = totals["raw"][50] / 50 * 1e6
+    extra = {name: (many - one) / (WIDE - 1) * 1e6 for name, (one, many) in wide.items()}
+    found_targets = [
+        Target(
+            item="6",
+            what="loop, per call of a 50-step turn (store included)",
+            figure=ours,
+            reference=totals[name][50] / 50 * 1e6,
+            reference_what=f"{name}:",
+            limit=1 / 25,
+        )
+        for name in PEERS
+    ]
+    found_targets.append(
+        Target(
+            item="6",
+            what=f"an extra call inside a {WIDE}-call step",
+            figure=extra["raw"],
+            reference=extra["pydantic-ai"],
+            reference_what="pydantic-ai:",
+            limit=1 / 3,
+        )
+    )
+    return found_targets
+
+
+def report(found: dict[str, Any]) -> None:
+    totals, wide = found["totals"], found["wide"]
     ours = totals["raw"][50] / 50
-    print("per tool call in a 50-step turn:")
+    print("per tool call in a 50-step turn (one call a step):")
     for name, by_steps in totals.items():
         per_call = by_steps[50] / 50
         share = "" if name == "raw" else f"  (raw is 1/{per_call / ours:.0f} of it)"
         print(f"  {name:<20} {per_call * 1e6:9.1f} µs{share}")
-    print(f"  (raw: creating and opening the session, once: {min(opening) * 1e3:.2f} ms)")
+    print(f"  (raw: creating and opening the session, once: {found['opening'] * 1e3:.2f} ms)")
+    print(
+        f"an extra call inside a {WIDE}-call step"
+        f" (a one-step turn of {WIDE} calls minus one of 1, / {WIDE - 1}):"
+    )
+    raw_extra = (wide["raw"][1] - wide["raw"][0]) / (WIDE - 1)
+    for name, (one, many) in wide.items():
+        extra = (many - one) / (WIDE - 1)
+        share = "" if name == "raw" else f"  (raw is 1/{extra / raw_extra:.1f} of it)"
+        print(f"  {name:<20} {extra * 1e6:9.1f} µs{share}")
     print("total time of one turn:")
     print(f"  {'':<20}" + "".join(f"{s:>10} steps" for s in STEPS))
     for name, by_steps in totals.items():
         print(f"  {name:<20}" + "".join(f"{by_steps[s] * 1e3:13.1f} ms" for s in STEPS))
+    print()
+    print_targets(targets(found))
+
+
+async def main() -> None:
+    missing = available()
+    if missing:
+        print(f"skipped: {missing}")
+        return
+    report(await measure())
 
 
 def _timed(owner: type, name: str, spent: dict[str, int], label: str) -> None:

@@ -39,6 +39,7 @@ import anyio.to_thread
 from raw_core.sessions.backend import SessionBackend
 from raw_core.sessions.messages import UserMessage
 from raw_core.sessions.sqlite import SqliteBackend
+from raw_core.sessions.sqlite.entries import encode_entry
 from raw_store_postgres import PostgresBackend
 from raw_store_postgres.testing import ThrowawayServer
 
@@ -270,6 +271,8 @@ async def main() -> None:
         }
         fsyncs.append(fsyncs_per_second(Path(folder)))
     print(f"PostgreSQL {version} on a local socket; SQLite in a folder on the same disk")
+    stored = len(encode_entry(message(0))[2].encode())
+    print(f"every message: one user message of {stored:,} bytes as stored (JSON)")
     print(f"the disk: {fsyncs[0]:,.0f} 8 KiB fdatasync/s before the run, {fsyncs[1]:,.0f} after\n")
     print("| measure | PostgreSQL | SQLite |")
     print("| --- | --- | --- |")

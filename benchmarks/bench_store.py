@@ -44,6 +44,7 @@ from raw_core.sessions.sqlite import (
     UserMessage,
     _schema,
 )
+from raw_core.sessions.sqlite.entries import encode_entry
 
 SINGLE_COMMITS = 5_000
 TURNS = 1_000
@@ -268,7 +269,12 @@ def main() -> None:
         rows += bench_depth(store)
         size = store.path.stat().st_size / 1e6
         pages = bench_page_sizes(Path(folder))
-    print(f"Session store on {folder} ({size:.0f} MB at the end)\n")
+    print(f"Session store on {folder} ({size:.0f} MB at the end)")
+    sizes = [len(encode_entry(message)[2].encode()) for message in turn(0)]
+    print(
+        f"messages: the 10 of a turn, {min(sizes):,}-{max(sizes):,} bytes each as stored"
+        f" (JSON), {sum(sizes) / len(sizes):,.0f} on average; a page reads those rows\n"
+    )
     print("| measure | result |")
     print("| --- | --- |")
     for label, value in rows:

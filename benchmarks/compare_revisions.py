@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIGURES = {
     "loop, µs per tool call (50 steps)": (
         "bench_loop.py",
-        re.compile(r"per tool call in a 50-step turn:\n\s+raw\s+([\d.]+) µs"),
+        re.compile(r"per tool call in a 50-step turn[^\n]*:\n\s+raw\s+([\d.]+) µs"),
     ),
     "dispatch, µs per call (50 rules, 1 hook)": (
         "bench_dispatch.py",
