@@ -5,8 +5,8 @@ async no-op tool, then a final text answer. pydantic-ai runs with its ``Function
 over an ``async def`` function that reports usage (a plain ``def`` is run in a worker
 thread, and a response without usage takes a slower path: neither is how a real model
 drives it); the OpenAI Agents SDK with a fake ``Model`` (tracing off). Each figure is the
-best of ``repeat`` turns after one warm-up turn, in seconds per turn. Peers keep nothing
-on disk.
+best of ``repeat`` turns after one warm-up turn, in seconds per turn on ``clock`` (wall
+time by default). Peers keep nothing on disk.
 
 Needs the ``bench`` dependency group (``uv run --group bench ...``).
 """
@@ -14,6 +14,7 @@ Needs the ``bench`` dependency group (``uv run --group bench ...``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 
@@ -27,7 +28,9 @@ def available() -> str | None:
     return None
 
 
-async def pydantic_ai_turn(steps: int, calls: int = 1, repeat: int = 3) -> float:
+async def pydantic_ai_turn(
+    steps: int, calls: int = 1, repeat: int = 3, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """Seconds for one pydantic-ai turn of ``steps`` steps of ``calls`` calls each."""
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
@@ -58,14 +61,16 @@ async def pydantic_ai_turn(steps: int, calls: int = 1, repeat: int = 3) -> float
     best = float("inf")
     for run in range(repeat + 1):  # the first run warms up
         state["step"] = 0
-        started = time.perf_counter()
+        started = clock()
         await agent.run("go", usage_limits=limits)
         if run:
-            best = min(best, time.perf_counter() - started)
+            best = min(best, clock() - started)
     return best
 
 
-async def openai_agents_turn(steps: int, calls: int = 1, repeat: int = 3) -> float:
+async def openai_agents_turn(
+    steps: int, calls: int = 1, repeat: int = 3, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """Seconds for one OpenAI Agents SDK turn of ``steps`` steps of ``calls`` calls each."""
     from agents import Agent, ModelSettings, Runner, function_tool, set_tracing_disabled
     from agents.items import ModelResponse
@@ -127,10 +132,10 @@ async def openai_agents_turn(steps: int, calls: int = 1, repeat: int = 3) -> flo
     best = float("inf")
     for run in range(repeat + 1):  # the first run warms up
         state["step"] = 0
-        started = time.perf_counter()
+        started = clock()
         await Runner.run(agent, "go", max_turns=steps + 5)
         if run:
-            best = min(best, time.perf_counter() - started)
+            best = min(best, clock() - started)
     return best
 
 

@@ -18,6 +18,7 @@ Run: ``uv run python benchmarks/bench_resume.py``.
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 import statistics
@@ -95,6 +96,7 @@ async def _resume_memory(runtime: Runtime, agent: Agent, session_id: str) -> flo
 
 
 async def _per_step(runtime: Runtime, agent: Agent, session_id: str | None) -> float:
+    gc.collect()  # what building and resuming the deep sessions left is not this turn's
     async with runtime.open_session(agent, _provider(), session_id=session_id) as session:
         started = time.perf_counter()
         end = await session.run_turn("go")
