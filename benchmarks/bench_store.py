@@ -271,9 +271,11 @@ def main() -> None:
         pages = bench_page_sizes(Path(folder))
     print(f"Session store on {folder} ({size:.0f} MB at the end)")
     sizes = [len(encode_entry(message)[2].encode()) for message in turn(0)]
+    deep = len(encode_entry(UserMessage.from_text(f"message {DEPTH}"))[2].encode())
     print(
-        f"messages: the 10 of a turn, {min(sizes):,}-{max(sizes):,} bytes each as stored"
-        f" (JSON), {sum(sizes) / len(sizes):,.0f} on average; a page reads those rows\n"
+        f"messages committed: the 10 of a turn, {min(sizes):,}-{max(sizes):,} bytes each as"
+        f" stored (JSON), {sum(sizes) / len(sizes):,.0f} on average; the deep session's"
+        f" pages: user messages of about {deep} bytes\n"
     )
     print("| measure | result |")
     print("| --- | --- |")
