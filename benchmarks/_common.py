@@ -130,7 +130,9 @@ class Target:
 
     @property
     def holds(self) -> bool:
-        return self.ratio <= self.limit
+        """Whether the ratio is within the limit (never for a figure below zero: a
+        difference the machine's noise made negative measures nothing)."""
+        return self.figure >= 0 and self.reference > 0 and self.ratio <= self.limit
 
     def row(self) -> str:
         verdict = "holds" if self.holds else "NOT MET"

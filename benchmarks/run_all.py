@@ -66,7 +66,7 @@ def main() -> None:
         print(f"| bench_{name}.py | {code} | {seconds:.0f} |")
     print()
     print(TABLE_HEAD)
-    for target in sorted(targets, key=lambda t: t.item):
+    for target in sorted(targets, key=lambda t: int(t.item)):
         print(target.row())
     held = sum(target.holds for target in targets)
     print(f"\n{held} of {len(targets)} targets hold.")
