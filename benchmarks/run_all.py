@@ -28,17 +28,14 @@ from benchmarks._common import TABLE_HEAD, TARGETS_FILE, Target
 
 HERE = Path(__file__).parent
 WITH_TARGETS = ("dispatch", "hooks", "loop", "resume", "startup")
-OTHERS = (
-    "store",
-    "sessions",
-    "loading",
-    "panels",
-    "builtin_tools",
-    "bash_effects",
-    "mcp",
-    "policy",
-    "postgres",
+OTHERS = tuple(
+    sorted(
+        path.stem.removeprefix("bench_")
+        for path in HERE.glob("bench_*.py")
+        if path.stem.removeprefix("bench_") not in WITH_TARGETS
+    )
 )
+"""Every other script of the set (a new ``bench_*.py`` joins it by being there)."""
 
 
 def main() -> None:
