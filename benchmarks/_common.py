@@ -114,7 +114,8 @@ def per_call(function: Callable[[], object], calls: int) -> float:
 
 @dataclass(frozen=True)
 class Target:
-    """One target of the benchmark set: ``figure`` / ``reference`` at most ``limit``."""
+    """One target of the benchmark set: ``figure`` / ``reference`` at most ``limit``.
+    ``item`` names what it is about (``rules``, ``dispatch``, ``startup``, ...)."""
 
     item: str
     what: str
@@ -145,7 +146,7 @@ class Target:
 
 
 TABLE_HEAD = (
-    "| item | figure | raw | reference | ratio | target | |\n"
+    "| about | figure | raw | reference | ratio | target | |\n"
     "| --- | --- | --- | --- | --- | --- | --- |"
 )
 

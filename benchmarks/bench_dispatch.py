@@ -175,11 +175,11 @@ async def measure_peers() -> dict[str, float]:
 
 
 def targets(raw: dict[str, float]) -> list[Target]:
-    """Items 2 and 3 of the benchmark targets, from one run's figures."""
+    """The targets of the rules' verdicts and of the bare dispatch, from one run."""
     us = 1e6
     return [
         Target(
-            item="2",
+            item="rules",
             what="verdict, 50 conditional rules on the called tool",
             figure=raw["verdict: 50 conditional"] * us,
             reference=raw["verdict: 5 conditional"] * us,
@@ -187,7 +187,7 @@ def targets(raw: dict[str, float]) -> list[Target]:
             limit=1.5,
         ),
         Target(
-            item="3",
+            item="dispatch",
             what="dispatch, no rules, no hooks",
             figure=raw["dispatch: no rules"] * us,
             reference=raw["blocks: sum"] * us,

@@ -181,7 +181,7 @@ async def main() -> None:
     print_targets(
         [
             Target(
-                item="18",
+                item="hooks",
                 what=f"a subscribed hook whose when does not match, {label}",
                 figure=best[f"not-this-call{rules}"] * 1e6,
                 reference=best[f"none{rules}"] * 1e6,

@@ -136,14 +136,14 @@ async def measure() -> dict[str, Any]:
 
 
 def targets(found: dict[str, Any]) -> list[Target]:
-    """Item 6: the 50-step loop against each peer, and an extra call in a 16-call step
-    against pydantic-ai's."""
+    """The targets against the peers: the 50-step loop against each, and an extra call in
+    a 16-call step against pydantic-ai's."""
     totals, wide = found["totals"], found["wide"]
     ours = totals["raw"][50] / 50 * 1e6
     extra = {name: (many - one) / (WIDE - 1) * 1e6 for name, (one, many) in wide.items()}
     found_targets = [
         Target(
-            item="6",
+            item="peers",
             what="loop, per call of a 50-step turn (store included)",
             figure=ours,
             reference=totals[name][50] / 50 * 1e6,
@@ -154,7 +154,7 @@ def targets(found: dict[str, Any]) -> list[Target]:
     ]
     found_targets.append(
         Target(
-            item="6",
+            item="peers",
             what=f"an extra call inside a {WIDE}-call step",
             figure=extra["raw"],
             reference=extra["pydantic-ai"],

@@ -1,6 +1,6 @@
 """Sessions at depth: resuming one, a call after resuming, and a page of its display items.
 
-Sessions of 1,000 and 100,000 messages (user and assistant text messages of about 60
+Sessions of 1,000 and 100,000 messages (user and assistant text messages of 60-85
 bytes each as stored, in turns of two) in a real SQLite store, and one of 100,000 compacted
 down to its last 1,000 (a summary in place of the rest):
 
@@ -166,10 +166,10 @@ async def measure() -> dict[str, float]:
 
 
 def targets(found: dict[str, float]) -> list[Target]:
-    """Item 4."""
+    """The targets of sessions at depth."""
     return [
         Target(
-            item="4",
+            item="depth",
             what="resume a 100,000-message session",
             figure=found["resume: 100,000 messages"] * 1e3,
             reference=found["resume: 1,000 messages"] * 1e3,
@@ -178,7 +178,7 @@ def targets(found: dict[str, float]) -> list[Target]:
             unit="ms",
         ),
         Target(
-            item="4",
+            item="depth",
             what="per call after resuming a session compacted to 1,000",
             figure=found["per call after resume: 100,000 compacted to 1,000"] * 1e6,
             reference=found["per call: fresh session"] * 1e6,
@@ -186,7 +186,7 @@ def targets(found: dict[str, float]) -> list[Target]:
             limit=1.5,
         ),
         Target(
-            item="4",
+            item="depth",
             what="a page of 100 display items",
             figure=found["page of 100: backend"] * 1e6,
             reference=found["page of 100: sqlite3 + json.loads"] * 1e6,

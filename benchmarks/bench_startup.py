@@ -111,11 +111,11 @@ def measure(rounds: int = ROUNDS) -> dict[str, dict[str, float]]:
 
 
 def targets(found: dict[str, dict[str, float]]) -> list[Target]:
-    """Item 5, with bytecode cached (what a user sees after the first run)."""
+    """The start-up targets, with bytecode cached (what a user sees after the first run)."""
     cached = found["cached"]
     return [
         Target(
-            item="5",
+            item="startup",
             what="a front end's imports (import raw_core.app), CPU",
             figure=cached["import raw_core.app (a front end's first import)"],
             reference=cached["import raw_core"],
@@ -124,7 +124,7 @@ def targets(found: dict[str, dict[str, float]]) -> list[Target]:
             unit="ms",
         ),
         Target(
-            item="5",
+            item="startup",
             what="raw tools list --config X, CPU",
             figure=cached["raw tools list --config X"],
             reference=cached["python -c pass"],

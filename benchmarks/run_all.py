@@ -63,7 +63,7 @@ def main() -> None:
         print(f"| bench_{name}.py | {code} | {seconds:.0f} |")
     print()
     print(TABLE_HEAD)
-    for target in sorted(targets, key=lambda t: int(t.item)):
+    for target in targets:  # in the order of the scripts
         print(target.row())
     held = sum(target.holds for target in targets)
     print(f"\n{held} of {len(targets)} targets hold.")
