@@ -21,6 +21,7 @@ import click
 
 from raw_core.cli._blocks import block_display
 from raw_core.cli._panels import panel_box, panel_full
+from raw_core.cli._style import Painter
 
 __all__ = [
     "JsonRenderer",
@@ -28,6 +29,7 @@ __all__ = [
     "TerminalRenderer",
     "compaction_line",
     "context_line",
+    "fold",
     "show_request",
 ]
 
@@ -70,6 +72,7 @@ class TerminalRenderer:
         self._spinning = False
         self.session_id: str | None = None
         self._usage: dict[str, Any] | None = None  # the turn's last usage event
+        self._paint = Painter(self.err)
 
     def show_panel(self, update: Any) -> None:
         """Draw an accepted panel update: inline in full (``chat``) or as a box."""
@@ -117,7 +120,7 @@ class TerminalRenderer:
             self._end_text()
         elif kind == "tool_call_started":
             self._spin(False)
-            self.err.write(f"→ {data['name']} {_arguments_line(data['arguments'])}\n")
+            self._paint.line(f"→ {data['name']} {_arguments_line(data['arguments'])}", "call")
             self.err.flush()
         elif kind == "runtime_changed":
             who = data.get("identities") or {}
@@ -125,44 +128,68 @@ class TerminalRenderer:
             def named(names: list[str]) -> str:
                 return ", ".join(f"{n} ({who[n]})" if n in who else n for n in names) or "none"
 
-            self.err.write(
+            self._paint.line(
                 f"(tools changed since this session last ran: added {named(data['added'])},"
-                f" removed {named(data['removed'])}, changed {named(data['changed'])})\n"
+                f" removed {named(data['removed'])}, changed {named(data['changed'])})",
+                "note",
             )
         elif kind == "usage":
             self._usage = data
         elif kind in ("compaction_started", "compaction_ended"):
             self._spin(False)
             self._end_text()
-            self.err.write(f"({compaction_line(data)})\n")
+            self._paint.line(f"({compaction_line(data)})", "note")
             self.err.flush()
             self._spin(kind == "compaction_ended")
         elif kind == "turn_ended":
             self._spin(False)
             self._end_text()
             if self._usage is not None:
-                self.err.write(f"({context_line(self._usage)})\n")
+                self._paint.line(f"({context_line(self._usage)})", "note")
                 self._usage = None
             if data["reason"] != "completed":
                 error = data.get("error") or {}
                 detail = f": {error.get('code')}: {error.get('message')}" if error else ""
-                self.err.write(
-                    f"turn ended: {data['reason']} after {data['steps']} request(s){detail}\n"
+                self._paint.line(
+                    f"turn ended: {data['reason']} after {data['steps']} request(s){detail}",
+                    "error",
                 )
             self.err.flush()
 
     def _result(self, data: dict[str, Any]) -> None:
         self._spin(False)
-        mark = "✓" if data["status"] == "ok" else "✗"
+        ok = data["status"] == "ok"
         code = f" [{data['code']}]" if data["code"] else ""
-        self.err.write(f"{mark} {data['name']}{code}\n")
+        self._paint.line(f"{'✓' if ok else '✗'} {data['name']}{code}", "ok" if ok else "error")
         if data["effects"] is not None:
-            self.err.write(f"  effects: {_short(data['effects'], 400)}\n")
+            self._paint.line(f"  effects: {_short(data['effects'], 400)}", "effects")
+        lines: list[str] = []
         for block in data["full_content"]:
-            text = block_display(block)
-            for line in text.rstrip("\n").split("\n"):
-                self.err.write(f"  │ {line}\n")
+            lines += block_display(block).rstrip("\n").split("\n")
+        head, hidden, tail = fold(lines)
+        for line in head:
+            self._paint.line(f"  │ {line}", "output")
+        if hidden:
+            self._paint.line(
+                f"  … {hidden:,} more lines (raw sessions show has them all) …", "fold"
+            )
+        for line in tail:
+            self._paint.line(f"  │ {line}", "output")
+        if data["content"] != data["full_content"]:
+            self._paint.line("  (the model was given a shortened result)", "note")
         self.err.flush()
+
+
+FOLD_HEAD = 8
+FOLD_TAIL = 4
+
+
+def fold(lines: list[str]) -> tuple[list[str], int, list[str]]:
+    """Long output as its first lines, how many were left out, and its last lines (the
+    whole output stays in the session: ``raw sessions show``)."""
+    if len(lines) <= FOLD_HEAD + FOLD_TAIL + 1:
+        return lines, 0, []
+    return lines[:FOLD_HEAD], len(lines) - FOLD_HEAD - FOLD_TAIL, lines[-FOLD_TAIL:]
 
 
 def context_line(usage: dict[str, Any]) -> str:

@@ -32,6 +32,17 @@ def _sessions(work: Any, *, as_json: bool, **options: Any) -> Any:
     return found[0]
 
 
+def _full_id(session_id: str | None, *, as_json: bool, last: bool = False) -> str:
+    """The full id of the session ``session_id`` names (a unique prefix will do), or of
+    the most recent one with ``last``."""
+    from raw_core.cli._session_ids import resolve_session_id
+
+    found: str = _sessions(
+        lambda app: resolve_session_id(app, session_id, last=last), as_json=as_json
+    )
+    return found
+
+
 @click.group()
 def sessions() -> None:
     """List, show, resume and delete sessions."""
@@ -113,7 +124,7 @@ def _item_lines(item: Any) -> list[str]:
     if item.kind == "tool_output":
         lines = ["  (as shown: the whole output)"]
         for block in item.entry.content:
-            lines += [f"    {line}" for line in _block_text(block).split("\n")[:20]]
+            lines += [f"    {line}" for line in _block_text(block).split("\n")]
         return lines
     if item.kind == "request":
         return _request_lines(item.entry.to_dict())
@@ -136,7 +147,9 @@ def _item_lines(item: Any) -> list[str]:
 @click.option("--limit", type=click.IntRange(min=1, max=10_000), default=100, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print {items, next_cursor, has_more}.")
 def show(session_id: str, cursor: str | None, limit: int, as_json: bool) -> None:
-    """Page through a session's display history (what the user saw), oldest first."""
+    """Page through a session's display history (what the user saw), oldest first.
+    SESSION_ID may be a unique prefix of the id."""
+    session_id = _full_id(session_id, as_json=as_json)
     page = _sessions(lambda app: app.page(session_id, cursor, limit=limit), as_json=as_json)
     if as_json:
         emit_json(
@@ -159,6 +172,7 @@ def show(session_id: str, cursor: str | None, limit: int, as_json: bool) -> None
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of the panels.")
 def panels(session_id: str, as_json: bool) -> None:
     """Show every panel of a session at its last revision, in full."""
+    session_id = _full_id(session_id, as_json=as_json)
     found = _sessions(lambda app: app.panels(session_id), as_json=as_json)
     if as_json:
         emit_json([update.to_dict() for update in found])
@@ -198,6 +212,7 @@ def action(
     prints the message it drafts; a tool action runs the tool again through the whole
     pipeline, its rules, hooks and approval included. Exits 1 when the call ended in an
     error."""
+    session_id = _full_id(session_id, as_json=as_json)
     from raw_core.cli._render import TerminalFrontEnd, TerminalRenderer
     from raw_core.cli._terminal import LineReader
 
@@ -245,6 +260,7 @@ def compact(
     which the summary replaces; the most recent messages stay as they were, and the display
     history keeps everything. Exits 0 when it compacted (or there was nothing to compact),
     1 when the model's request failed (nothing changed), 130 when Ctrl-C stopped it."""
+    session_id = _full_id(session_id, as_json=as_json)
     from raw_core.cli._interrupt import CtrlC
 
     found: list[Any] = []
@@ -272,12 +288,14 @@ def compact(
 
 
 @sessions.command("resume")
-@click.argument("session_id")
+@click.argument("session_id", required=False)
 @click.argument("prompt", required=False)
+@click.option("--last", is_flag=True, help="Resume the session with the most recent activity.")
 @run_options
 def resume(
-    session_id: str,
+    session_id: str | None,
     prompt: str | None,
+    last: bool,
     config_path: Path | None,
     agent_name: str | None,
     cwd: Path | None,
@@ -285,7 +303,15 @@ def resume(
     max_output_bytes: int | None,
     as_json: bool,
 ) -> None:
-    """Continue a session: one turn with PROMPT, or a chat when no PROMPT is given."""
+    """Continue a session: one turn with PROMPT, or a chat when no PROMPT is given.
+
+    SESSION_ID may be a unique prefix of the id; --last takes the most recent session
+    (then the first argument, if any, is the PROMPT). The turn runs in the session's
+    working directory unless --cwd says otherwise.
+    """
+    if last and session_id is not None and prompt is None:
+        session_id, prompt = None, session_id
+    session_id = _full_id(session_id, as_json=as_json, last=last)
     if prompt is None and sys.stdin.isatty():
         sys.exit(
             conversation(
@@ -316,6 +342,7 @@ def resume(
 @click.option("--json", "as_json", is_flag=True, help="Print {deleted: id}.")
 def delete(session_id: str, yes: bool, as_json: bool) -> None:
     """Delete a session and its history (asks first unless -y)."""
+    session_id = _full_id(session_id, as_json=as_json)
     info = _sessions(lambda app: app.session_info(session_id), as_json=as_json)
     if not yes:
         if not sys.stdin.isatty():

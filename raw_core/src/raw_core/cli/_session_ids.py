@@ -1,0 +1,42 @@
+"""Naming a session on the command line: its full id, a unique prefix of it, or ``--last``
+(the session with the most recent activity)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raw_core.errors import SessionNotFound
+
+__all__ = ["resolve_session_id"]
+
+
+async def resolve_session_id(app: Any, given: str | None, *, last: bool = False) -> str:
+    """The full id ``given`` names (itself, or the one session whose id starts with it), or
+    the most recent session with ``last``. ``session_not_found`` when none matches, when
+    the prefix matches more than one, or when there is no session to take as the last."""
+    if last:
+        if given is not None:
+            raise SessionNotFound(
+                "give a session id or --last, not both", session_id=given, field="session_id"
+            )
+        newest = await app.list_sessions(limit=1)
+        if not newest:
+            raise SessionNotFound("there is no session yet to resume with --last")
+        return str(newest[0].id)
+    if given is None:
+        raise SessionNotFound("give a session id (or a unique prefix of one), or --last")
+    found = [info.id for info in await app.list_sessions() if info.id.startswith(given)]
+    if given in found or len(found) == 1:
+        return given if given in found else str(found[0])
+    if not found:
+        raise SessionNotFound(
+            f"no session has the id {given!r} or an id starting with it;"
+            " `raw sessions list` shows them",
+            session_id=given,
+        )
+    shown = ", ".join(sorted(found)[:5])
+    raise SessionNotFound(
+        f"{len(found)} sessions have an id starting with {given!r} ({shown}):"
+        " give more of the id",
+        session_id=given,
+    )
