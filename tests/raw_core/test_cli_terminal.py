@@ -95,8 +95,6 @@ def test_ctrl_c_cancels_a_chat_turn_and_the_session_resumes(
 ) -> None:
     config = replay_config(tmp_path, "slow", SLOW_THEN_DONE)
     child = spawn(children, ["chat", "--config", str(config)], env, tmp_path)
-    child.expect(r"session ([0-9a-f]{32})")
-    session_id = child.match.group(1)
     child.expect("you> ")
     child.sendline("wait for me")
     child.expect("→ bash")
@@ -104,6 +102,8 @@ def test_ctrl_c_cancels_a_chat_turn_and_the_session_resumes(
     child.expect("turn ended: cancelled")
     child.expect("you> ")
     child.sendeof()
+    child.expect(r"session ([0-9a-f]{32})")
+    session_id = child.match.group(1)
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

@@ -84,10 +84,26 @@ class _Raw(click.Group):
             ctx.exit(EXIT_INTERRUPTED)
 
 
-@click.group(cls=_Raw, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_Raw,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, "--version", prog_name="raw", message="%(prog)s %(version)s")
-def cli() -> None:
-    """raw: the tool contract of a local coding agent."""
+@click.option("--no-color", is_flag=True, help="No colour, even on a terminal (so does NO_COLOR).")
+@click.pass_context
+def cli(ctx: click.Context, no_color: bool) -> None:
+    """raw: the tool contract of a local coding agent. On a terminal, `raw` alone starts a
+    chat (`raw chat`)."""
+    if no_color:
+        from raw_core.cli._style import disable_colour
+
+        disable_colour()
+    if ctx.invoked_subcommand is None:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            ctx.invoke(chat_command)
+        else:
+            click.echo(ctx.get_help())
 
 
 tools_group.add_command(call_command)

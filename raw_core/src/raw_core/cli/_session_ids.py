@@ -36,7 +36,6 @@ async def resolve_session_id(app: Any, given: str | None, *, last: bool = False)
         )
     shown = ", ".join(sorted(found)[:5])
     raise SessionNotFound(
-        f"{len(found)} sessions have an id starting with {given!r} ({shown}):"
-        " give more of the id",
+        f"{len(found)} sessions have an id starting with {given!r} ({shown}): give more of the id",
         session_id=given,
     )

@@ -17,9 +17,10 @@ from typing import Any
 import click
 
 from raw_core.cli._app import agent_option, config_option, max_output_bytes_option, with_app
+from raw_core.cli._chat import conversation
 from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
 
-__all__ = ["banner", "chat", "run", "run_options"]
+__all__ = ["chat", "conversation", "run", "run_options"]
 
 
 def _interactive() -> bool:
@@ -54,12 +55,6 @@ def run_options(function: Callable[..., Any]) -> Callable[..., Any]:
     ):
         function = option(function)
     return function
-
-
-def banner(app: Any) -> str:
-    """The line that opens a conversation: every config file in use, with its layer."""
-    files = ", ".join(f"{layer.path} ({layer.kind})" for layer in app.files) or "none"
-    return f"config: {files}"
 
 
 def _renderer(as_json: bool) -> Any:
@@ -168,63 +163,6 @@ def run(
     )
 
 
-def conversation(
-    *,
-    config_path: Path | None,
-    agent_name: str | None,
-    cwd: Path | None,
-    as_json: bool,
-    max_output_bytes: int | None = None,
-    session_id: str | None = None,
-    provider: Any = None,
-    store_dir: Path | None = None,
-) -> int:
-    """The chat loop: prompt, turn, repeat; Ctrl-C cancels a turn, a second one (or one at
-    the prompt) quits with 130; Ctrl-D at the prompt quits with 0."""
-    from raw_core.cli._interrupt import CtrlC
-    from raw_core.cli._render import TerminalFrontEnd
-    from raw_core.cli._terminal import LineReader
-
-    reader = LineReader()
-    front_end = TerminalFrontEnd(_renderer(as_json), reader if _interactive() else None)
-    ctrl_c = CtrlC()
-
-    async def work(app: Any) -> int:
-        async with app.open_session(
-            session_id,
-            agent=agent_name,
-            front_end=front_end,
-            cwd=cwd,
-            title="chat",
-            max_output_bytes=max_output_bytes,
-        ) as session:
-            ctrl_c.session_id = session.id
-            await _show_panels(session, front_end)
-            click.echo(banner(app), err=True)
-            click.echo(
-                f"session {session.id} — Ctrl-C cancels a turn, Ctrl-D or a second Ctrl-C quits",
-                err=True,
-            )
-            while True:
-                line = await reader.readline("\nyou> ")
-                if line is None:
-                    break
-                if not line.strip():
-                    continue
-                with ctrl_c.turn() as signal:
-                    await session.run_turn(line, signal=signal)
-        return EXIT_OK
-
-    return with_app(
-        work,
-        config_path=config_path,
-        as_json=as_json,
-        ctrl_c=ctrl_c,
-        provider=provider,
-        store_dir=store_dir,
-    )
-
-
 @click.command("chat")
 @run_options
 def chat(
@@ -235,11 +173,13 @@ def chat(
     max_output_bytes: int | None,
     as_json: bool,
 ) -> None:
-    """Talk with the agent: one turn per line you type.
+    """Talk with the agent: one turn per prompt you send (/help lists the chat's commands).
 
-    Ctrl-C cancels the running turn (the session stays valid and can be resumed);
-    a second Ctrl-C, or one at the prompt, quits (exit 130); so does Ctrl-D at the
-    prompt (exit 0).
+    On a terminal the prompt has line editing and a history kept across chats; Esc then
+    Enter starts a new line. The session is made when the first prompt is sent and is
+    titled by it. Ctrl-C cancels the running turn (the session stays valid and can be
+    resumed); at the prompt, a second Ctrl-C quits (exit 130); Ctrl-D at the prompt quits
+    (exit 0).
     """
     sys.exit(
         conversation(
