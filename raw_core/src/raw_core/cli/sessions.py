@@ -52,7 +52,8 @@ def sessions() -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def list_sessions(limit: int, as_json: bool) -> None:
-    """The sessions, newest activity first, with their titles."""
+    """The sessions, newest activity first, with their working folders and titles (a
+    chat is titled by its first prompt)."""
     found = _sessions(lambda app: app.list_sessions(limit=limit), as_json=as_json)
     if as_json:
         emit_json(
@@ -72,7 +73,7 @@ def list_sessions(limit: int, as_json: bool) -> None:
         click.echo("no sessions yet")
     for info in found:
         when = info.last_activity.astimezone().strftime("%Y-%m-%d %H:%M")
-        click.echo(f"{info.id}  {when}  {info.title or '(untitled)'}")
+        click.echo(f"{info.id}  {when}  {info.cwd or '-'}  {info.title or '(untitled)'}")
 
 
 def _block_text(block: Any) -> str:
