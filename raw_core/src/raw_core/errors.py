@@ -189,6 +189,7 @@ __all__ = [
     "ToolSourceUnavailable",
     "ToolUnknown",
     "TurnInProgress",
+    "UsageInvalid",
     "VarNotSelected",
     "VarUnavailable",
     "all_error_classes",
@@ -365,6 +366,13 @@ class PackageIndexInvalid(PackageError):
 
 
 # --- config ----------------------------------------------------------------------------
+
+
+class UsageInvalid(RawError):
+    """A command line raw's CLI cannot run: an unknown command or option, a missing or
+    malformed argument."""
+
+    code = "usage_invalid"
 
 
 class ConfigError(RawError):

@@ -128,4 +128,27 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    cli(prog_name="raw")
+    try:
+        code = cli.main(prog_name="raw", standalone_mode=False)
+    except click.UsageError as exc:
+        _usage_failed(exc)
+    except click.ClickException as exc:  # a bad file argument, for one
+        _usage_failed(exc, exit_code=exc.exit_code)
+    except click.Abort as exc:  # Ctrl-C or Ctrl-D in one of click's own prompts
+        click.echo(err=True)
+        sys.exit(EXIT_INTERRUPTED if isinstance(exc.__context__, KeyboardInterrupt) else 1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_failed(error: click.ClickException, *, exit_code: int = 2) -> None:
+    """Report a usage error as every other error is reported: ``raw: usage_invalid: ...``
+    and what to do, exit 2 (or the exception's own code)."""
+    from raw_core.cli._hints import hint
+    from raw_core.errors import UsageInvalid
+
+    context = getattr(error, "ctx", None)
+    command = context.command_path if context is not None else "raw"
+    invalid = UsageInvalid(error.format_message())
+    click.echo(f"raw: {invalid}", err=True)
+    click.echo(f"  hint: {hint(invalid, command=command)}", err=True)
+    sys.exit(exit_code)

@@ -40,5 +40,10 @@ def fail(error: RawError, *, as_json: bool, exit_code: int = EXIT_USAGE) -> NoRe
             payload["path"] = where  # which of the config's files (layers) it is in
         emit_json({"error": payload})
     else:
+        from raw_core.cli._hints import hint
+
         click.echo(f"raw: {describe(error)}", err=True)
+        advice = hint(error)
+        if advice is not None:
+            click.echo(f"  hint: {advice}", err=True)
     sys.exit(exit_code)

@@ -30,8 +30,7 @@ async def resolve_session_id(app: Any, given: str | None, *, last: bool = False)
         return given if given in found else str(found[0])
     if not found:
         raise SessionNotFound(
-            f"no session has the id {given!r} or an id starting with it;"
-            " `raw sessions list` shows them",
+            f"no session has the id {given!r} or an id starting with it",
             session_id=given,
         )
     shown = ", ".join(sorted(found)[:5])

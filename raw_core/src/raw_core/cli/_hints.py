@@ -1,0 +1,33 @@
+"""What to do about an error a user caused: one line printed under ``raw: code: message``.
+
+A hint is only given where the next step is clear from the error itself: the variable to
+set for a missing credential (and the config field naming it), the command that lists what
+an unknown id could have been, the ``--help`` of the command that was misused.
+"""
+
+from __future__ import annotations
+
+from raw_core.errors import RawError
+
+__all__ = ["hint"]
+
+_BY_CODE = {
+    "session_not_found": "`raw sessions list` shows the sessions (a prefix of an id will do)",
+    "session_expired": "start a new session: `raw chat`",
+    "session_locked": "another raw process has this session open; let it end, then try again",
+    "config_not_found": "`raw config init` writes a starter config; --config names another file",
+    "config_untrusted": "`raw config trust` trusts this folder, or pass the file with --config",
+    "config_exists": "edit that file, or give `raw config init` another PATH",
+    "tool_not_found": "`raw tools list` shows the tools the agent's model receives",
+}
+
+
+def hint(error: RawError, *, command: str | None = None) -> str | None:
+    """The hint for ``error`` (``command``: the command line's command, for --help)."""
+    env = error.context.get("env")
+    if error.code == "config_invalid" and isinstance(env, str):
+        where = f" or change {error.field} in the config" if error.field else ""
+        return f"set the environment variable: export {env}=...{where}"
+    if error.code == "usage_invalid":
+        return f"`{command or 'raw'} --help` shows the usage"
+    return _BY_CODE.get(error.code)

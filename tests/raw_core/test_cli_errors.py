@@ -1,0 +1,100 @@
+"""Every error a user can cause prints ``raw: <code>: <message>`` and a hint, click's usage
+errors included, and the same bad input exits the same way in every command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import raw_script
+
+RAW = raw_script()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    environment = dict(os.environ)
+    environment.update(
+        XDG_STATE_HOME=str(tmp_path / "state"), XDG_CONFIG_HOME=str(tmp_path / "config")
+    )
+    environment.pop("RAW_TEST_UNSET_KEY", None)
+    return environment
+
+
+def raw(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [RAW, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "command"),
+    [
+        (["nosuch"], "raw"),
+        (["sessions", "show"], "raw sessions show"),
+        (["sessions", "list", "--limit", "many"], "raw sessions list"),
+        (["run", "--no-such-option", "hi"], "raw run"),
+    ],
+)
+def test_usage_errors_read_like_every_other_error(
+    env: dict[str, str], args: list[str], command: str
+) -> None:
+    result = raw(env, *args)
+    assert result.returncode == 2
+    first, second = result.stderr.splitlines()[-2:]
+    assert first.startswith("raw: usage_invalid: ")
+    assert second == f"  hint: `{command} --help` shows the usage"
+    assert "Usage:" not in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unknown_session_is_the_same_error_in_every_command(env: dict[str, str]) -> None:
+    for args in (
+        ["sessions", "show", "0123abc"],
+        ["sessions", "panels", "0123abc"],
+        ["sessions", "resume", "0123abc", "hello"],
+        ["sessions", "compact", "0123abc"],
+        ["sessions", "delete", "-y", "0123abc"],
+    ):
+        result = raw(env, *args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr.splitlines()[-2:] == [
+            "raw: session_not_found: no session has the id '0123abc' or an id starting with it",
+            "  hint: `raw sessions list` shows the sessions (a prefix of an id will do)",
+        ], args
+
+
+def test_a_missing_api_key_names_the_variable_and_the_field(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    config = tmp_path / "raw.json"
+    config.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "main": {
+                        "provider": "openai",
+                        "model": "gpt-4.1",
+                        "api_key": {"env": "RAW_TEST_UNSET_KEY"},
+                    }
+                },
+                "agents": {"a": {"model": "main", "tools": {"use": []}}},
+            }
+        )
+    )
+    result = raw(env, "run", "hello", "--config", str(config))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "  hint: set the environment variable: export RAW_TEST_UNSET_KEY=..."
+        " or change $.models.main.api_key in the config"
+    )
+    assert "raw: config_invalid: " in result.stderr
