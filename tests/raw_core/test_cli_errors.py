@@ -98,3 +98,10 @@ def test_a_missing_api_key_names_the_variable_and_the_field(
         " or change $.models.main.api_key in the config"
     )
     assert "raw: config_invalid: " in result.stderr
+
+
+def test_the_documented_bash_completion_prints_a_completion_function(env: dict[str, str]) -> None:
+    env["_RAW_COMPLETE"] = "bash_source"
+    result = raw(env)
+    assert result.returncode == 0, result.stderr
+    assert "complete -o nosort -F _raw_completion raw" in result.stdout
