@@ -197,14 +197,29 @@ def test_history_is_kept_across_chats_and_an_empty_chat_keeps_no_session(
     assert [s["title"] for s in listed] == ["remember me"]  # the second chat kept nothing
 
 
-def test_help_and_ctrl_c_at_the_prompt_asks_for_a_second_press(
+def test_chat_commands_and_ctrl_c_at_the_prompt_asks_for_a_second_press(
     tmp_path: Path, env: dict[str, str], children: Children
 ) -> None:
-    config = replay_config(tmp_path, "chat", [{"text": "One."}])
+    config = replay_config(tmp_path, "chat", [{"text": "One."}, {"text": "The summary."}])
     child = spawn(children, ["chat", "--config", str(config)], env, tmp_path)
     child.expect(PROMPT)
     child.send("/help\r")
     child.expect("/compact")
+    child.expect(PROMPT)
+    child.send("hi\r")
+    child.expect("One.")
+    child.expect(PROMPT)
+    child.send("/tools\r")
+    child.expect("bash  ")
+    child.expect(PROMPT)
+    child.send("/sessions\r")
+    child.expect(f"{tmp_path}  hi")
+    child.expect(PROMPT)
+    child.send("/compact\r")  # the summary is the model's next reply
+    child.expect(r"\((compacted: .*|nothing to compact)\)")
+    child.expect(PROMPT)
+    child.send("/nonsense\r")
+    child.expect("unknown command /nonsense")
     child.expect(PROMPT)
     child.sendintr()
     child.expect("press Ctrl-C again to quit")

@@ -72,6 +72,7 @@ class TerminalRenderer:
         self._spinning = False
         self.session_id: str | None = None
         self._usage: dict[str, Any] | None = None  # the turn's last usage event
+        self._spent = [0, 0]  # the turn's tokens in and out, over all its requests
         self._paint = Painter(self.err)
 
     def show_panel(self, update: Any) -> None:
@@ -135,6 +136,8 @@ class TerminalRenderer:
             )
         elif kind == "usage":
             self._usage = data
+            self._spent[0] += data.get("input_tokens") or 0
+            self._spent[1] += data.get("output_tokens") or 0
         elif kind in ("compaction_started", "compaction_ended"):
             self._spin(False)
             self._end_text()
@@ -145,8 +148,10 @@ class TerminalRenderer:
             self._spin(False)
             self._end_text()
             if self._usage is not None:
-                self._paint.line(f"({context_line(self._usage)})", "note")
+                spent = f"this turn: {self._spent[0]:,} tokens in, {self._spent[1]:,} out"
+                self._paint.line(f"({spent}; {context_line(self._usage)})", "note")
                 self._usage = None
+            self._spent = [0, 0]
             if data["reason"] != "completed":
                 error = data.get("error") or {}
                 detail = f": {error.get('code')}: {error.get('message')}" if error else ""
