@@ -9,6 +9,8 @@ from raw_core.errors import SessionNotFound
 
 __all__ = ["resolve_session_id"]
 
+FULL_ID_LENGTH = 32  # a session id: 32 lowercase hex digits
+
 
 async def resolve_session_id(app: Any, given: str | None, *, last: bool = False) -> str:
     """The full id ``given`` names (itself, or the one session whose id starts with it), or
@@ -25,9 +27,11 @@ async def resolve_session_id(app: Any, given: str | None, *, last: bool = False)
         return str(newest[0].id)
     if given is None:
         raise SessionNotFound("give a session id (or a unique prefix of one), or --last")
+    if len(given) == FULL_ID_LENGTH:  # a whole id: the command meets its own errors
+        return given
     found = [info.id for info in await app.list_sessions() if info.id.startswith(given)]
-    if given in found or len(found) == 1:
-        return given if given in found else str(found[0])
+    if len(found) == 1:
+        return str(found[0])
     if not found:
         raise SessionNotFound(
             f"no session has the id {given!r} or an id starting with it",

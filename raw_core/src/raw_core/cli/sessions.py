@@ -19,7 +19,7 @@ from raw_core.cli.run import conversation, one_turn, run_options
 __all__ = ["sessions"]
 
 
-def _sessions(work: Any, *, as_json: bool, **options: Any) -> Any:
+def _sessions(work: Any, *, as_json: bool, config_path: Path | None = None, **options: Any) -> Any:
     """Run ``work(app)`` with the sessions the config names (none needed) and return what
     it returned."""
     found: list[Any] = []
@@ -28,17 +28,27 @@ def _sessions(work: Any, *, as_json: bool, **options: Any) -> Any:
         found.append(await work(app))
         return EXIT_OK
 
-    with_app(run, config_path=None, as_json=as_json, config_optional=True, **options)
+    optional = config_path is None
+    with_app(run, config_path=config_path, as_json=as_json, config_optional=optional, **options)
     return found[0]
 
 
-def _full_id(session_id: str | None, *, as_json: bool, last: bool = False) -> str:
+def _full_id(
+    session_id: str | None,
+    *,
+    as_json: bool,
+    last: bool = False,
+    config_path: Path | None = None,
+) -> str:
     """The full id of the session ``session_id`` names (a unique prefix will do), or of
-    the most recent one with ``last``."""
+    the most recent one with ``last``, in the store of ``config_path`` (given: the
+    command's ``--config``) or of the config found."""
     from raw_core.cli._session_ids import resolve_session_id
 
     found: str = _sessions(
-        lambda app: resolve_session_id(app, session_id, last=last), as_json=as_json
+        lambda app: resolve_session_id(app, session_id, last=last),
+        as_json=as_json,
+        config_path=config_path,
     )
     return found
 
@@ -213,7 +223,7 @@ def action(
     prints the message it drafts; a tool action runs the tool again through the whole
     pipeline, its rules, hooks and approval included. Exits 1 when the call ended in an
     error."""
-    session_id = _full_id(session_id, as_json=as_json)
+    session_id = _full_id(session_id, as_json=as_json, config_path=config_path)
     from raw_core.cli._render import TerminalFrontEnd, TerminalRenderer
     from raw_core.cli._terminal import LineReader
 
@@ -261,7 +271,7 @@ def compact(
     which the summary replaces; the most recent messages stay as they were, and the display
     history keeps everything. Exits 0 when it compacted (or there was nothing to compact),
     1 when the model's request failed (nothing changed), 130 when Ctrl-C stopped it."""
-    session_id = _full_id(session_id, as_json=as_json)
+    session_id = _full_id(session_id, as_json=as_json, config_path=config_path)
     from raw_core.cli._interrupt import CtrlC
 
     found: list[Any] = []
@@ -312,7 +322,7 @@ def resume(
     """
     if last and session_id is not None and prompt is None:
         session_id, prompt = None, session_id
-    session_id = _full_id(session_id, as_json=as_json, last=last)
+    session_id = _full_id(session_id, as_json=as_json, last=last, config_path=config_path)
     if prompt is None and sys.stdin.isatty():
         sys.exit(
             conversation(
