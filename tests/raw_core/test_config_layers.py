@@ -301,10 +301,8 @@ def test_validate_and_the_chat_banner_name_every_file_in_use(
         timeout=60,
     )
     assert chat.returncode == 0, chat.stderr
-    assert (
-        f"config: {managed} (managed), {user} (user), {project} (project)"
-        in chat.stderr.splitlines()
-    )
+    files = f"config: {managed} (managed), {user} (user), {project} (project)"
+    assert any(line.startswith(f"{files} · agent coder") for line in chat.stderr.splitlines())
 
 
 def test_the_vision_check_reads_the_model_the_agent_will_use(home: Path) -> None:

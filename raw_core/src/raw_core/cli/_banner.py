@@ -1,4 +1,5 @@
-"""The one line a chat starts with: which config file(s), agent, model and folder."""
+"""The one line a chat starts with: every config file in use (with its layer), the agent,
+its model and the folder."""
 
 from __future__ import annotations
 
@@ -12,14 +13,14 @@ __all__ = ["banner"]
 def banner(
     files: Sequence[str | os.PathLike[str]], *, agent: str, model: str | None, cwd: str | None
 ) -> str:
-    """``raw · config A, B · agent X · model M · in DIR`` (``no config file`` when none)."""
-    shown = ", ".join(_home(str(f)) for f in files) or "no config file"
-    parts = [f"config {shown}" if files else shown, f"agent {agent}"]
+    """``config: A (user), B (project) · agent X · model M · in DIR`` (``config: none``
+    when no file is in use); each of ``files`` is shown as given."""
+    parts = [f"config: {', '.join(str(f) for f in files) or 'none'}", f"agent {agent}"]
     if model:
         parts.append(f"model {model}")
     if cwd:
         parts.append(f"in {_home(cwd)}")
-    return "raw · " + " · ".join(parts) + " · /help lists the commands"
+    return " · ".join(parts) + " · /help lists the commands"
 
 
 def _home(path: str) -> str:

@@ -153,7 +153,7 @@ def _banner(app: Any, agent_name: str | None, folder: str | None) -> None:
     except RawError:
         agent, agent_config = agent_name or "?", None
     model = agent_config.model if agent_config is not None else None
-    files = [config.path] if config.path is not None else []
+    files = [f"{layer.path} ({layer.kind})" for layer in app.files]
     from raw_core.cli._style import Painter
 
     Painter(sys.stderr).line(banner(files, agent=agent, model=model, cwd=folder), "banner")
