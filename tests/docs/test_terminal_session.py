@@ -50,6 +50,9 @@ def transcript(children: Children, root: Path) -> str:
 
 def test_getting_started_shows_a_captured_demo(tmp_path: Path, children: Children) -> None:
     captured = transcript(children, tmp_path)
+    # The approval is set apart, its effects (the command line it would run) first.
+    request = captured[captured.index("╭─ builtin/bash needs approval") : captured.index("╰─")]
+    assert request.index("│   run    rm -rf old-output") < request.index("│ Arguments:")
     page = PAGE.read_text(encoding="utf-8")
     found = BLOCK.search(page)
     assert found is not None, "getting-started.md has no <!-- terminal: raw demo --> block"

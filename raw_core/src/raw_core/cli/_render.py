@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 import click
 
+from raw_core.cli._approval import show_request
 from raw_core.cli._blocks import block_display
 from raw_core.cli._panels import panel_box, panel_full
 from raw_core.cli._style import Painter
@@ -37,21 +38,6 @@ __all__ = [
 def _short(value: Any, limit: int = 160) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def show_request(request: Any, *, err: bool = True) -> None:
-    """Print an approval request: the intended effects apart from the raw arguments."""
-    click.echo(f"\n{request.identity} needs approval ({request.reason}).", err=err)
-    if request.effects is not None:
-        click.echo("Intended effects:", err=err)
-        files = request.effects.get("files") if isinstance(request.effects, dict) else None
-        if isinstance(files, tuple | list) and all(isinstance(f, dict) for f in files):
-            for entry in files:
-                click.echo(f"  {entry.get('operation', '?'):<18} {entry.get('path')}", err=err)
-        else:
-            click.echo(json.dumps(request.effects, indent=2, ensure_ascii=False), err=err)
-    click.echo("Arguments:", err=err)
-    click.echo(json.dumps(request.arguments, indent=2, ensure_ascii=False), err=err)
 
 
 class TerminalRenderer:
