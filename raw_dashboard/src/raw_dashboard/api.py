@@ -1,0 +1,248 @@
+"""The dashboard's HTTP API: routes over the session service (``docs/dashboard.md``).
+
+Each route parses what the browser sent, calls one app operation (through
+:class:`~raw_dashboard.live.TurnRunner` for what runs in the background) and answers
+JSON. An error is ``{"error": {"code", "message", "field"?}}``: a raw error keeps its own
+code (``session_locked`` is 409, ``session_not_found`` 404...); a body that is not what
+the route expects is 400 ``invalid_request`` naming the field. Nothing is changed by a
+refused request.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from raw_core.errors import RawError, TurnInProgress
+from raw_dashboard.prefs import Preferences, PreferencesInvalid
+from raw_dashboard.stream import EventStream, request_json
+
+if TYPE_CHECKING:
+    from raw_core.app import App
+    from raw_dashboard.live import Hub, TurnRunner
+
+__all__ = ["STATIC", "STATUS_OF", "routes"]
+
+STATIC = Path(__file__).parent / "static"
+
+STATUS_OF: dict[str, int] = {
+    "session_not_found": 404,
+    "request_not_found": 404,
+    "panel_unknown": 404,
+    "session_expired": 410,
+    "session_locked": 409,
+    "turn_in_progress": 409,
+    "request_not_pending": 409,
+    "invalid_cursor": 400,
+}
+"""The HTTP status of a raw error's code; any other code is 400 (what was asked cannot
+be done as asked), ``internal_error`` 500."""
+
+_MAX_PAGE = 500
+_MAX_BODY = 1 << 20
+
+
+class Invalid(Exception):
+    """A request body or query that is not what the route expects."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def error_response(status: int, code: str, message: str, field: str | None = None) -> Response:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if field is not None:
+        error["field"] = field
+    return JSONResponse({"error": error}, status_code=status)
+
+
+def raw_error_response(error: RawError) -> Response:
+    status = STATUS_OF.get(error.code, 500 if error.code == "internal_error" else 400)
+    return JSONResponse({"error": error.to_dict()}, status_code=status)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if len(raw) > _MAX_BODY:
+        raise Invalid("the body is larger than 1 MiB", "$")
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError:
+        raise Invalid("the body must be JSON", "$") from None
+    if not isinstance(body, dict):
+        raise Invalid("the body must be a JSON object", "$")
+    return body
+
+
+def _text(body: dict[str, Any], key: str, *, required: bool = True) -> str | None:
+    value = body.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise Invalid(f"{key} must be a non-empty string", f"$.{key}")
+    return value
+
+
+def _limit(request: Request) -> int:
+    given = request.query_params.get("limit", "100")
+    if not given.isdigit() or not 1 <= int(given) <= _MAX_PAGE:
+        raise Invalid(f"limit must be a whole number from 1 to {_MAX_PAGE}", "limit")
+    return int(given)
+
+
+def session_json(info: Any, running: bool) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "title": info.title,
+        "cwd": info.cwd,
+        "created_at": info.created_at.isoformat(),
+        "last_activity": info.last_activity.isoformat(),
+        "running": running,
+    }
+
+
+def routes(app: App, hub: Hub, runner: TurnRunner, prefs: Preferences) -> list[Any]:
+    """The routes of the dashboard, bound to one app, hub, runner and preferences file."""
+
+    def handled(handler: Any) -> Any:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)  # type: ignore[no-any-return]
+            except Invalid as error:
+                return error_response(400, "invalid_request", str(error), error.field)
+            except PreferencesInvalid as error:
+                return error_response(400, "invalid_request", str(error), error.field)
+            except RawError as error:
+                return raw_error_response(error)
+
+        return endpoint
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers={"cache-control": "no-store"})
+
+    async def list_sessions(request: Request) -> Response:
+        found = await app.list_sessions(limit=_limit(request))
+        return JSONResponse({"sessions": [session_json(s, runner.running(s.id)) for s in found]})
+
+    async def start_session(request: Request) -> Response:
+        body = await _body(request)
+        prompt = _text(body, "prompt")
+        assert prompt is not None
+        session_id = await runner.start(None, prompt, cwd=_text(body, "cwd", required=False))
+        return JSONResponse({"session_id": session_id}, status_code=202)
+
+    async def show_session(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        info = await app.session_info(session_id)
+        panels = await app.panels(session_id)
+        pending = await app.pending_requests(session_id)
+        return JSONResponse(
+            {
+                **session_json(info, runner.running(session_id)),
+                "panels": [update.to_dict() for update in panels if not update.closed],
+                "requests": [request_json(r) for r in pending],
+                "tail_cursor": await app.tail_cursor(session_id),
+            }
+        )
+
+    async def items(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        order = request.query_params.get("order", "oldest")
+        if order not in ("oldest", "newest"):
+            raise Invalid("order must be oldest or newest", "order")
+        page = await app.page(
+            session_id,
+            request.query_params.get("cursor") or None,
+            limit=_limit(request),
+            newest_first=order == "newest",
+        )
+        return JSONResponse(
+            {
+                "items": [item.to_dict() for item in page.items],
+                "next_cursor": page.next_cursor,
+                "has_more": page.has_more,
+            }
+        )
+
+    async def events(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        await app.session_info(session_id)  # session_not_found before the stream starts
+        cursor = request.query_params.get("cursor") or await app.tail_cursor(session_id)
+        await app.page(session_id, cursor, limit=1)  # invalid_cursor before it starts
+        stream = EventStream(app, hub, runner, session_id, cursor)
+        return stream  # type: ignore[return-value]  # an ASGI app, as Starlette allows
+
+    async def start_turn(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        body = await _body(request)
+        prompt = _text(body, "prompt")
+        assert prompt is not None
+        if runner.running(session_id):
+            raise TurnInProgress("a turn of this session is running in the dashboard")
+        await runner.start(session_id, prompt)
+        return JSONResponse({"session_id": session_id}, status_code=202)
+
+    async def cancel(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        return JSONResponse({"cancelled": app.cancel(session_id, "cancelled in the dashboard")})
+
+    async def answer(request: Request) -> Response:
+        body = await _body(request)
+        approved = body.get("approved")
+        if not isinstance(approved, bool):
+            raise Invalid("approved must be true or false", "$.approved")
+        message = _text(body, "message", required=False)
+        answered = await app.answer_request(
+            request.path_params["request_id"],
+            approved=approved,
+            by="dashboard",
+            message=message or None,
+        )
+        return JSONResponse(request_json(answered))
+
+    async def panels(request: Request) -> Response:
+        found = await app.panels(request.path_params["session_id"])
+        return JSONResponse({"panels": [u.to_dict() for u in found if not u.closed]})
+
+    async def panel_action(request: Request) -> Response:
+        result = await runner.panel_action(
+            request.path_params["session_id"],
+            request.path_params["panel"],
+            request.path_params["action"],
+        )
+        return JSONResponse(result.to_dict())
+
+    async def get_prefs(request: Request) -> Response:
+        return JSONResponse(prefs.read())
+
+    async def put_prefs(request: Request) -> Response:
+        return JSONResponse(prefs.update(await _body(request)))
+
+    session = "/api/sessions/{session_id}"
+    return [
+        Route("/", handled(index)),
+        Route("/api/sessions", handled(list_sessions), methods=["GET"]),
+        Route("/api/sessions", handled(start_session), methods=["POST"]),
+        Route(session, handled(show_session), methods=["GET"]),
+        Route(session + "/items", handled(items), methods=["GET"]),
+        Route(session + "/events", handled(events), methods=["GET"]),
+        Route(session + "/turns", handled(start_turn), methods=["POST"]),
+        Route(session + "/cancel", handled(cancel), methods=["POST"]),
+        Route(session + "/panels", handled(panels), methods=["GET"]),
+        Route(
+            session + "/panels/{panel:path}/actions/{action}",
+            handled(panel_action),
+            methods=["POST"],
+        ),
+        Route("/api/requests/{request_id}", handled(answer), methods=["POST"]),
+        Route("/api/preferences", handled(get_prefs), methods=["GET"]),
+        Route("/api/preferences", handled(put_prefs), methods=["PUT"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]

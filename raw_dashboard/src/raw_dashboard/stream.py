@@ -1,0 +1,159 @@
+"""The event stream of one session, as server-sent events.
+
+``GET /api/sessions/{id}/events?cursor=C`` streams, as ``data:`` lines of JSON (each with
+a ``type``):
+
+* ``item``: a display item appended after cursor ``C`` (what the user saw: messages, full
+  tool output, approvals and their answers, panel updates), read from the store — so a
+  turn that the terminal or another process runs shows up too, once committed. ``cursor``
+  is the cursor after it, for reconnecting.
+* ``live``: an event of a turn this process runs (``text_delta``, ``tool_call_started``,
+  ``approval_requested``, ``turn_ended``...), as it happens.
+* ``requests``: the session's pending requests, whenever they change (approvals waiting
+  for an answer — also ones a turn in another process waits on).
+* ``status``: whether this process runs a turn of the session (``running``).
+
+A comment line is sent every 15 seconds so proxies and browsers keep the stream open.
+The stream ends when the browser goes away; nothing the session does waits for it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.types import Receive, Scope, Send
+
+from raw_core.errors import RawError
+
+if TYPE_CHECKING:
+    from raw_core.app import App
+    from raw_dashboard.live import Hub, TurnRunner
+
+__all__ = ["EventStream", "request_json"]
+
+_QUEUE = 1024
+_REQUESTS_EVERY = 1.0
+"""Seconds between reads of the pending requests (a turn in another process adds one
+without any event reaching this one)."""
+_KEEPALIVE = 15.0
+
+
+def request_json(request: Any) -> dict[str, Any]:
+    """A :class:`PendingRequest` as the API shows it."""
+    return {
+        "id": request.id,
+        "session_id": request.session_id,
+        "kind": request.kind,
+        "tool_call_id": request.tool_call_id,
+        "show": request.show,
+        "created_at": request.created_at.isoformat(),
+        "deadline": request.deadline.isoformat() if request.deadline is not None else None,
+        "state": request.state,
+        "answer": request.answer.to_dict() if request.answer is not None else None,
+    }
+
+
+def encode(event: dict[str, Any]) -> bytes:
+    """One server-sent event."""
+    return b"data: " + json.dumps(event, default=str).encode() + b"\n\n"
+
+
+class EventStream:
+    """An ASGI response streaming one session's events (see the module docstring)."""
+
+    def __init__(
+        self, app: App, hub: Hub, runner: TurnRunner, session_id: str, cursor: str
+    ) -> None:
+        self._app = app
+        self._hub = hub
+        self._runner = runner
+        self._session_id = session_id
+        self._cursor = cursor
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        sender, events = anyio.create_memory_object_stream[dict[str, Any]](_QUEUE)
+        self._hub.subscribe(self._session_id, sender)
+        try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream; charset=utf-8"),
+                        (b"cache-control", b"no-store"),
+                        (b"x-accel-buffering", b"no"),
+                    ],
+                }
+            )
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._items, sender.clone())
+                group.start_soon(self._requests, sender.clone())
+                group.start_soon(self._relay, events, send, group.cancel_scope)
+                group.start_soon(self._until_gone, receive, group.cancel_scope)
+                sender.send_nowait(
+                    {"type": "status", "running": self._runner.running(self._session_id)}
+                )
+        finally:
+            self._hub.unsubscribe(self._session_id, sender)
+            sender.close()
+
+    async def _relay(
+        self,
+        events: MemoryObjectReceiveStream[dict[str, Any]],
+        send: Send,
+        scope: anyio.CancelScope,
+    ) -> None:
+        try:
+            while True:
+                with anyio.move_on_after(_KEEPALIVE):
+                    event = await events.receive()
+                    await send(
+                        {"type": "http.response.body", "body": encode(event), "more_body": True}
+                    )
+                    continue
+                await send(
+                    {"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True}
+                )
+        except OSError:  # the client went away mid-write
+            scope.cancel()
+
+    async def _until_gone(self, receive: Receive, scope: anyio.CancelScope) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        scope.cancel()
+
+    async def _items(self, sender: MemoryObjectSendStream[dict[str, Any]]) -> None:
+        """Every display item appended after the cursor, as the store commits it."""
+        cursor = self._cursor
+        with sender:
+            while True:
+                try:
+                    page = await self._app.follow(self._session_id, cursor)
+                except RawError as error:
+                    await sender.send({"type": "error", "error": error.to_dict()})
+                    return
+                for item in page.items:
+                    await sender.send({"type": "item", "item": item.to_dict()})
+                if page.next_cursor is not None:
+                    cursor = page.next_cursor
+                    await sender.send({"type": "cursor", "cursor": cursor})
+
+    async def _requests(self, sender: MemoryObjectSendStream[dict[str, Any]]) -> None:
+        """The pending requests, sent first and then whenever they change."""
+        last: list[str] | None = None
+        with sender:
+            while True:
+                try:
+                    found = await self._app.pending_requests(self._session_id)
+                except RawError:
+                    return
+                ids = [request.id for request in found]
+                if ids != last:
+                    last = ids
+                    await sender.send(
+                        {"type": "requests", "requests": [request_json(r) for r in found]}
+                    )
+                await anyio.sleep(_REQUESTS_EVERY)
