@@ -180,3 +180,11 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         assert process.stdout is not None
         process.stdout.close()
         log.close()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Keep each phase's report on the test, so a browser test knows it failed."""
+    report = yield
+    setattr(item, "report_" + report.when, report)
+    return report

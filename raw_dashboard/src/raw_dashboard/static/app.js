@@ -69,6 +69,7 @@
     state.older = page.has_more ? page.next_cursor : null;
     $("older").hidden = !state.older;
     follow(info.tail_cursor);
+    scrollDown();
     status();
     loadSessions();
   }
@@ -95,6 +96,7 @@
       if (node.childNodes.length || node.className) {
         if (event.item.kind === "message" && event.item.message.role === "assistant") clearDraft();
         $("log").append(node);
+        scrollDown();
         if (!state.running) banner("another front end is writing to this session: watching", "info");
       }
     } else if (event.type === "live") onLive(event.event);
@@ -111,6 +113,7 @@
     else if (event.type === "text_delta") {
       if (!state.draft) { state.draft = el("div", { class: "msg assistant draft" }); $("log").append(state.draft); }
       state.draft.textContent += event.text;
+      scrollDown();
     } else if (event.type === "approval_requested") {
       state.requests.set(event.request_id, { id: event.request_id, kind: "approval", show: event });
       drawRequests();
@@ -118,7 +121,10 @@
       state.requests.delete(event.request_id); drawRequests();
     } else if (event.type === "tool_call_finished") {
       const call = state.calls.get(event.tool_call_id);
-      if (call) call.querySelector(".effects").replaceChildren(effectsNode(event.effects));
+      if (call && event.effects !== null) {
+        call.querySelector(".effects").replaceChildren(el("details", {},
+          el("summary", { text: "intended effects" }), effectsNode(event.effects)));
+      }
     } else if (event.type === "panel_updated") {
       if (!event.error) showPanel(event);
     } else if (event.type === "turn_ended") {
@@ -130,6 +136,8 @@
       loadSessions();
     }
   }
+
+  function scrollDown() { const log = $("log"); log.scrollTop = log.scrollHeight; }
 
   function clearDraft() { if (state.draft) { state.draft.remove(); state.draft = null; } }
 
