@@ -18,6 +18,7 @@ import pytest
 import raw_acp
 import raw_builtin_tools
 import raw_core
+import raw_dashboard
 import raw_mcp
 import raw_providers
 import raw_store_postgres
@@ -36,6 +37,7 @@ DISTRIBUTIONS = {
     "raw_store_postgres": Path(raw_store_postgres.__file__).parent,
     "raw_mcp": Path(raw_mcp.__file__).parent,
     "raw_acp": Path(raw_acp.__file__).parent,
+    "raw_dashboard": Path(raw_dashboard.__file__).parent,
 }
 
 
@@ -116,3 +118,20 @@ def test_no_distribution_imports_another_ones_private_modules(distribution: str)
             if top in DISTRIBUTIONS and top != distribution and _private(target):
                 offending.append(f"{path.relative_to(root)}:{line} {target}")
     assert offending == [], f"{distribution} imports private modules of another distribution"
+
+
+DASHBOARD = Path(raw_dashboard.__file__).parent
+
+
+@pytest.mark.parametrize("path", sorted(DASHBOARD.glob("*.py")), ids=lambda p: p.name)
+def test_the_dashboard_imports_of_raw_only_what_the_cli_may(path: Path) -> None:
+    """The dashboard is a front end like the terminal: the facade, the app and the errors."""
+    module = module_name(path, DASHBOARD, "raw_dashboard")
+    offending = [
+        f"line {line}: {target}"
+        for line, target in imported_modules(path, module)
+        if target.split(".")[0] in DISTRIBUTIONS
+        and target not in CLI_ALLOWED
+        and not target.startswith("raw_dashboard")
+    ]
+    assert offending == [], f"{path.name} imports what only raw_core.app composes"

@@ -127,6 +127,8 @@
       }
     } else if (event.type === "panel_updated") {
       if (!event.error) showPanel(event);
+    } else if (event.type === "compaction_ended") {
+      $("log").append(el("div", { class: "turn-end", text: "context compacted: " + (event.outcome || event.state || "") }));
     } else if (event.type === "turn_ended") {
       clearDraft();
       state.running = false;
@@ -169,6 +171,9 @@
         el("pre", { text: blocksText(item.content) }));
     }
     const message = item.message;
+    if (item.kind !== "message" || !message) {
+      return el("pre", { class: "msg other", text: JSON.stringify(item, null, 2) });
+    }
     if (message.role === "user") return el("div", { class: "msg user", text: blocksText(message.content) });
     if (message.role === "assistant") {
       const box = el("div", { class: "msg assistant" });

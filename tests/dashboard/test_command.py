@@ -1,0 +1,59 @@
+"""``raw dashboard`` as a command: a plug-in command of ``raw``, its errors."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+
+from tests.conftest import raw_script
+from tests.dashboard.conftest import Server
+
+
+def run_raw(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [raw_script(), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_raw_lists_the_command_the_plug_in_adds(tmp_path: Path) -> None:
+    listed = run_raw("--help", cwd=tmp_path)
+    assert listed.returncode == 0
+    assert "dashboard" in listed.stdout
+    shown = run_raw("dashboard", "--help", cwd=tmp_path)
+    assert shown.returncode == 0
+    for option in ("--port", "--no-open", "--config", "--agent"):
+        assert option in shown.stdout
+
+
+def test_a_port_in_use_is_a_clear_error(dashboard: Server, tmp_path: Path) -> None:
+    busy = run_raw(
+        "dashboard", "--no-open", "--port", str(dashboard.port),
+        "--config", str(dashboard.root / "raw.json"), cwd=tmp_path,
+    )  # fmt: skip
+    assert busy.returncode == 2
+    assert busy.stdout == ""
+    assert f"cannot listen on 127.0.0.1:{dashboard.port}" in busy.stderr
+    assert "Traceback" not in busy.stderr
+
+
+def test_a_bad_config_is_a_clear_error(tmp_path: Path) -> None:
+    config = tmp_path / "raw.json"
+    config.write_text('{"agents": 3}')
+    bad = run_raw("dashboard", "--no-open", "--port", "0", "--config", str(config), cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "config_invalid" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_it_listens_on_the_loopback_address_only(dashboard: Server) -> None:
+    addresses = {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)}
+    for address in addresses - {"127.0.0.1", "::1"}:
+        with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as probe:
+            probe.settimeout(5)
+            assert probe.connect_ex((address, dashboard.port)) != 0, address
