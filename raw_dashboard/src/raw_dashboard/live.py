@@ -95,10 +95,17 @@ class TurnRunner:
         self._group = group
         self._agent = agent
         self._running: set[str] = set()
+        self._ended: dict[str, anyio.Event] = {}
 
     def running(self, session_id: str) -> bool:
         """Whether this process runs a turn of the session now."""
         return session_id in self._running
+
+    async def wait(self, session_id: str) -> None:
+        """Return once no turn of the session runs in this process."""
+        ended = self._ended.get(session_id)
+        if ended is not None and session_id in self._running:
+            await ended.wait()
 
     def front_end(self, session_id: str | None) -> DashboardFrontEnd:
         """A front end publishing to the session's streams (``None``: set once known)."""
@@ -134,11 +141,13 @@ class TurnRunner:
                 ) as session:
                     outcome["id"] = session.id
                     self._running.add(session.id)
+                    ended = self._ended[session.id] = anyio.Event()
                     opened.set()
                     try:
                         await session.run_turn(prompt)
                     finally:
                         self._running.discard(session.id)
+                        ended.set()
                         self.hub.publish(session.id, {"type": "status", "running": False})
             except Exception as exc:
                 if not opened.is_set():  # opening failed: the caller reports it
