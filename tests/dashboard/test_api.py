@@ -85,6 +85,7 @@ def test_every_response_carries_a_strict_content_security_policy(dashboard: Serv
 
 
 def test_a_session_round_trip_with_an_approval(dashboard: Server) -> None:
+    (dashboard.root / "junk.txt").write_text("junk\n")
     session_id = start(dashboard)
     events = dashboard.events(session_id, cursor="")
     try:
@@ -304,3 +305,24 @@ def test_a_prompt_panel_action_drafts_a_message_and_a_tool_action_reruns_the_too
     assert "redrawn" in flow["document"]["blocks"][1]["source"]
     unknown = dashboard.request("POST", base + "/nope")
     assert unknown.status >= 400
+
+
+def test_cancel_ends_a_waiting_turn_and_its_ask(dashboard: Server) -> None:
+    session_id = start(dashboard, "cancel me")
+    events = dashboard.events(session_id, cursor="")
+    try:
+        asked = events.until(lambda e: e["type"] == "requests" and e["requests"])
+        reply = dashboard.request("POST", f"/api/sessions/{session_id}/cancel")
+        assert reply.body == {"cancelled": True}
+        ended = events.until(live("turn_ended"))
+        events.until(lambda e: e["type"] == "status" and e["running"] is False)
+    finally:
+        events.close()
+    assert ended["event"]["reason"] == "cancelled"
+    request_id = asked["requests"][0]["id"]
+    late = dashboard.request("POST", f"/api/requests/{request_id}", {"approved": True})
+    assert late.status == 409
+    assert late.body["error"]["state"] == "cancelled"
+    assert dashboard.request("POST", f"/api/sessions/{session_id}/cancel").body == {
+        "cancelled": False
+    }

@@ -116,8 +116,11 @@ class Guard:
         return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # the dashboard serves no WebSocket
+            await send({"type": "websocket.close", "code": 1008})
             return
         headers = _headers(scope)
         if not self._host_ok(headers.get("host")):
