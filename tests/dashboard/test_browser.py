@@ -24,8 +24,11 @@ SCREENSHOT = Path(__file__).parents[2] / "docs" / "dashboard.png"
 TIMEOUT = 30_000  # ms: every wait for the page is bounded by it
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium for this module, which holds every browser test: it is started once per
+    test session. Not session-scoped: while playwright's synchronous driver runs, this
+    thread counts as running an event loop, so no later test could start its own."""
     if not CHROMIUM.exists():
         missing_prerequisite(f"{CHROMIUM} is missing (Debian's chromium; .ci/run installs it)")
     try:
