@@ -52,7 +52,7 @@ def test_a_bad_config_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_it_listens_on_the_loopback_address_only(dashboard: Server) -> None:
-    addresses = {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)}
+    addresses = {str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None)}
     for address in addresses - {"127.0.0.1", "::1"}:
         with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as probe:
             probe.settimeout(5)
