@@ -1,6 +1,7 @@
 """A small project for the dashboard's tests: a config whose model is a replay recording,
 ``builtin/todo`` (a sidebar panel), a local tool drawing a mermaid diagram in a chat panel
-(with a panel action), and ``builtin/bash`` behind an ask rule for ``rm``."""
+(with a panel action), and ``builtin/bash`` behind an ask rule for ``rm``; and a second
+agent, ``f``, whose model asks a form with ``builtin/ask_user``."""
 
 from __future__ import annotations
 
@@ -83,6 +84,29 @@ TURN: list[dict[str, Any]] = [
 
 FINAL_TEXT: str = TURN[-1]["text"]
 
+FORM_TURN: list[dict[str, Any]] = [
+    {
+        "text": "One question first.",
+        "tool_calls": [
+            {
+                "name": "ask_user",
+                "arguments": {
+                    "questions": [
+                        {
+                            "question": "Which language?",
+                            "type": "single_choice",
+                            "options": ["Python", "Rust"],
+                        },
+                        {"question": "What should the module be called?", "type": "text"},
+                    ]
+                },
+            }
+        ],
+    },
+    {"text": "Thanks: noted."},
+]
+"""A turn of agent ``f``: an ``ask_user`` form, then the answer."""
+
 
 def make_project(root: Path, replies: list[dict[str, Any]] | None = None) -> Path:
     """Write the project under ``root``; the config's path."""
@@ -94,10 +118,17 @@ def make_project(root: Path, replies: list[dict[str, Any]] | None = None) -> Pat
     recording.write_text(
         "".join(json.dumps(reply) + "\n" for reply in (replies or TURN)), encoding="utf-8"
     )
+    forms = root / "forms.jsonl"
+    forms.write_text("".join(json.dumps(reply) + "\n" for reply in FORM_TURN), encoding="utf-8")
     (root / "junk.txt").write_text("junk\n", encoding="utf-8")
     config = {
-        "models": {"replay": {"provider": "replay", "model": str(recording)}},
+        "models": {
+            "replay": {"provider": "replay", "model": str(recording)},
+            "forms": {"provider": "replay", "model": str(forms)},
+        },
+        "default_agent": "a",
         "agents": {
+            "f": {"model": "forms", "tools": {"use": ["builtin/ask_user"]}},
             "a": {
                 "model": "replay",
                 "tools": {
@@ -114,7 +145,7 @@ def make_project(root: Path, replies: list[dict[str, Any]] | None = None) -> Pat
                         }
                     ],
                 },
-            }
+            },
         },
     }
     path = root / "raw.json"

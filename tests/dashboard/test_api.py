@@ -119,8 +119,10 @@ def test_a_session_round_trip_with_an_approval(dashboard: Server) -> None:
     page = dashboard.request("GET", f"/api/sessions/{session_id}/items?limit=500").body
     kinds = [item["kind"] for item in page["items"]]
     assert kinds.count("panel") == 2
-    approval = next(item for item in page["items"] if item["kind"] == "approval")
-    assert approval["state"] == "approved"
+    entries = [item for item in page["items"] if item["kind"] == "request"]
+    assert [entry["state"] for entry in entries] == ["pending", "approved"]
+    approval = entries[1]
+    assert approval["request_kind"] == "approval"
     assert approval["answer"]["by"] == "dashboard"
     listed = dashboard.request("GET", "/api/sessions").body["sessions"]
     assert listed[0]["id"] == session_id  # newest activity first
@@ -326,3 +328,43 @@ def test_cancel_ends_a_waiting_turn_and_its_ask(dashboard: Server) -> None:
     assert dashboard.request("POST", f"/api/sessions/{session_id}/cancel").body == {
         "cancelled": False
     }
+
+
+def test_a_form_is_answered_by_id_and_invalid_values_keep_it_pending(dashboard: Server) -> None:
+    reply = dashboard.request("POST", "/api/sessions", {"prompt": "ask me", "agent": "f"})
+    assert reply.status == 202, reply.body
+    session_id = reply.body["session_id"]
+    events = dashboard.events(session_id, cursor="")
+    try:
+        asked = events.until(lambda e: e["type"] == "requests" and e["requests"])
+        request = asked["requests"][0]
+        assert request["kind"] == "interaction"
+        form = request["show"]["document"]["blocks"][0]
+        assert form["type"] == "form"
+        assert [field["id"] for field in form["fields"]] == ["q1", "q2"]
+        path = f"/api/requests/{request['id']}"
+        wrong = dashboard.request("POST", path, {"values": {"q1": "Cobol", "q2": "x"}})
+        assert wrong.status == 400
+        assert wrong.body["error"]["code"] == "answer_invalid"
+        as_approval = dashboard.request("POST", path, {"approved": True})
+        assert as_approval.body["error"]["code"] == "answer_invalid"
+        both = dashboard.request("POST", path, {"approved": True, "values": {}})
+        assert both.body["error"]["code"] == "invalid_request"
+        still = dashboard.request("GET", f"/api/sessions/{session_id}").body["requests"]
+        assert [r["id"] for r in still] == [request["id"]]
+        answered = dashboard.request("POST", path, {"values": {"q1": "Rust", "q2": "parser"}})
+        assert answered.status == 200, answered.body
+        assert answered.body["state"] == "answered"
+        assert answered.body["answer"] == {
+            "values": {"q1": "Rust", "q2": "parser"},
+            "by": "dashboard",
+        }
+        ended = events.until(live("turn_ended"))
+    finally:
+        events.close()
+    assert ended["event"]["reason"] == "completed"
+    items = dashboard.request("GET", f"/api/sessions/{session_id}/items?limit=500").body["items"]
+    results = [
+        i["message"] for i in items if i["kind"] == "message" and i["message"]["role"] == "tool"
+    ]
+    assert "Rust" in results[0]["content"][0]["text"]

@@ -144,3 +144,31 @@ def test_an_ask_survives_a_reload_and_is_answered_after_it(page: Any, dashboard:
     assert "denied by dashboard: not now" in denied.inner_text()
     page.select_option("#pref-theme", "auto")
     expect(page.locator("html")).to_have_attribute("data-theme", "auto")
+
+
+def test_a_form_survives_a_reload_and_is_answered_after_it(page: Any, dashboard: Server) -> None:
+    open_dashboard(page, dashboard)
+    started = page.request.post(
+        dashboard.origin + "/api/sessions",
+        data={"prompt": "Ask me something", "agent": "f"},
+        headers={"Origin": dashboard.origin},
+    )
+    assert started.status == 202, started.text()
+    session_id = started.json()["session_id"]
+    page.goto(f"{dashboard.origin}/#{session_id}")
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    form = page.locator(".form-request form")
+    form.wait_for()
+    page.reload()  # the form waits in the store, not in the page
+    page.wait_for_selector("body[data-ready=true]")
+    form = page.locator(".form-request form")
+    form.locator("select[name=q1]").select_option("Rust")
+    form.locator("input[name=q2]").fill("parser")
+    form.locator("button[type=submit]").click()
+    page.locator(".turn-end[data-reason=completed]").wait_for()
+    answered = page.locator(".answered-form.state-answered")
+    answered.wait_for()
+    assert "answered by dashboard" in answered.inner_text()
+    assert "parser" in answered.inner_text()
+    expect(page.locator(".form-request")).to_have_count(0)

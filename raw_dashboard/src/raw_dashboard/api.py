@@ -11,6 +11,7 @@ refused request.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["STATIC", "STATUS_OF", "routes"]
 
 STATIC = Path(__file__).parent / "static"
+
+logger = logging.getLogger("raw_dashboard")
 
 STATUS_OF: dict[str, int] = {
     "session_not_found": 404,
@@ -121,6 +124,9 @@ def routes(app: App, hub: Hub, runner: TurnRunner, prefs: Preferences) -> list[A
                 return error_response(400, "invalid_request", str(error), error.field)
             except RawError as error:
                 return raw_error_response(error)
+            except Exception:  # a bug: logged, and the browser gets JSON, not a traceback
+                logger.exception("the dashboard failed to answer %s", request.url.path)
+                return error_response(500, "internal_error", "the dashboard failed unexpectedly")
 
         return endpoint
 
@@ -135,7 +141,12 @@ def routes(app: App, hub: Hub, runner: TurnRunner, prefs: Preferences) -> list[A
         body = await _body(request)
         prompt = _text(body, "prompt")
         assert prompt is not None
-        session_id = await runner.start(None, prompt, cwd=_text(body, "cwd", required=False))
+        session_id = await runner.start(
+            None,
+            prompt,
+            cwd=_text(body, "cwd", required=False),
+            agent=_text(body, "agent", required=False),
+        )
         return JSONResponse({"session_id": session_id}, status_code=202)
 
     async def show_session(request: Request) -> Response:
@@ -196,13 +207,21 @@ def routes(app: App, hub: Hub, runner: TurnRunner, prefs: Preferences) -> list[A
     async def answer(request: Request) -> Response:
         body = await _body(request)
         approved = body.get("approved")
-        if not isinstance(approved, bool):
+        values = body.get("values")
+        if approved is not None and not isinstance(approved, bool):
             raise Invalid("approved must be true or false", "$.approved")
+        if values is not None and not isinstance(values, dict):
+            raise Invalid("values must be an object of the form's values", "$.values")
+        if (approved is None) == (values is None):
+            raise Invalid(
+                "expected approved (for an approval) or values (for a form), not both", "$"
+            )
         message = _text(body, "message", required=False)
         answered = await app.answer_request(
             request.path_params["request_id"],
-            approved=approved,
             by="dashboard",
+            approved=approved,
+            values=values,
             message=message or None,
         )
         return JSONResponse(request_json(answered))

@@ -6,10 +6,11 @@ turn ends, so the terminal (or another dashboard) can continue it afterwards. It
 go to a :class:`DashboardFrontEnd`, which hands each one to :class:`Hub`, the per-session
 fan-out to every connected event stream.
 
-The dashboard front end cannot ask on its own (``can_approve`` is False): an ask is a
-stored pending request that waits (``approval_wait`` of the app) until some front end
-answers it by id — the browser does, through ``POST /api/requests/{id}``. So a reload, or
-a second browser, finds the same request waiting and can answer it.
+The dashboard front end cannot ask on its own (``can_approve`` and ``can_interact`` are
+False): an ask, or a tool's form (``ask_user``), is a stored pending request that waits
+(``approval_wait`` of the app, or the form's own deadline) until some front end answers it
+by id — the browser does, through ``POST /api/requests/{id}``. So a reload, or a second
+browser, finds the same request waiting and can answer it.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class DashboardFrontEnd(BaseFrontEnd):
 
     name = "dashboard"
     can_approve = False
+    can_interact = False
     wants_events = True
 
     def __init__(self, publish: Callable[[dict[str, Any]], None]) -> None:
@@ -120,9 +122,17 @@ class TurnRunner:
 
         return DashboardFrontEnd(publish)
 
-    async def start(self, session_id: str | None, prompt: str, *, cwd: str | None = None) -> str:
+    async def start(
+        self,
+        session_id: str | None,
+        prompt: str,
+        *,
+        cwd: str | None = None,
+        agent: str | None = None,
+    ) -> str:
         """Open the session (a new one when ``session_id`` is None) and run a turn with
-        ``prompt`` in the background; the session's id once it is open. Raises what
+        ``prompt`` in the background, with agent ``agent`` (default: the dashboard's); the
+        session's id once it is open. Raises what
         opening raises (``session_locked`` when another writer holds it,
         ``session_not_found``...)."""
         opened = anyio.Event()
@@ -133,7 +143,7 @@ class TurnRunner:
             try:
                 async with self.app.open_session(
                     session_id,
-                    agent=self._agent,
+                    agent=agent if agent is not None else self._agent,
                     front_end=front_end,
                     cwd=cwd,
                     title=prompt.strip()[:80],

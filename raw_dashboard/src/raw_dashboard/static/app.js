@@ -117,7 +117,11 @@
     } else if (event.type === "approval_requested") {
       state.requests.set(event.request_id, { id: event.request_id, kind: "approval", show: event });
       drawRequests();
-    } else if (event.type === "approval_answered") {
+    } else if (event.type === "interaction_requested") {
+      state.requests.set(event.request_id, { id: event.request_id, kind: "interaction",
+        show: { identity: event.identity, panel: event.panel, document: event.document } });
+      drawRequests();
+    } else if (event.type === "approval_answered" || event.type === "interaction_ended") {
       state.requests.delete(event.request_id); drawRequests();
     } else if (event.type === "tool_call_finished") {
       const call = state.calls.get(event.tool_call_id);
@@ -160,11 +164,20 @@
       if (!item.error) showPanel(item);
       return el("span");
     }
-    if (item.kind === "approval") {
-      const answer = item.answer ? ` by ${item.answer.by}` + (item.answer.message ? `: ${item.answer.message}` : "") : "";
+    if (item.kind === "request") {
+      if (item.state === "pending") return el("span"); // waiting: shown as a request card
+      const show = item.show || {};
+      const by = item.answer ? ` by ${item.answer.by}` : "";
+      if (item.request_kind === "interaction") {
+        const values = item.answer && item.answer.values;
+        return el("div", { class: "answered-form state-" + item.state },
+          el("div", { text: `${show.identity} asked a form: ${item.state}${by}` }),
+          values ? el("pre", { text: JSON.stringify(values, null, 2) }) : null);
+      }
+      const said = item.answer && item.answer.message ? `: ${item.answer.message}` : "";
       return el("div", { class: "approval state-" + item.state },
-        el("div", { text: `${item.identity}: ${item.state}${answer}` }),
-        el("details", {}, el("summary", { text: "intended effects" }), effectsNode(item.effects)));
+        el("div", { text: `${show.identity}: ${item.state}${by}${said}` }),
+        el("details", {}, el("summary", { text: "intended effects" }), effectsNode(show.effects)));
     }
     if (item.kind === "tool_output") {
       return el("details", { class: "tool-output" }, el("summary", { text: "full output" + (item.truncated ? " (truncated)" : "") }),
@@ -213,6 +226,7 @@
     const box = $("requests");
     box.replaceChildren();
     for (const request of state.requests.values()) {
+      if (request.kind === "interaction") { box.append(formCard(request)); continue; }
       if (request.kind !== "approval") continue;
       const show = request.show;
       const message = el("input", { type: "text", class: "deny-message", placeholder: "message (optional)" });
@@ -236,6 +250,23 @@
       deny.addEventListener("click", () => send(false));
       box.append(card);
     }
+  }
+
+  // A tool's question (ask_user): its form, answered by id; invalid values are refused by
+  // the server and the request stays pending.
+  function formCard(request) {
+    const show = request.show;
+    const card = el("div", { class: "request form-request", "data-request": request.id },
+      el("h3", { text: `${show.identity} asks you` }));
+    const answer = async ({ values }) => {
+      try {
+        await api("POST", `/api/requests/${request.id}`, { values });
+        state.requests.delete(request.id);
+        drawRequests();
+      } catch (error) { banner(`${error.code}: ${error.message}`, "error"); }
+    };
+    card.append(render(show.document, answer));
+    return card;
   }
 
   // --- panels -----------------------------------------------------------------------------

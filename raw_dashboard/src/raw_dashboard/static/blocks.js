@@ -36,7 +36,7 @@ const Blocks = (() => {
   }
 
   // A form: its fields; submitting answers the interaction request it belongs to
-  // (``answer`` given), otherwise it is shown read-only.
+  // (``answer`` given), otherwise it is shown read-only (a panel's copy of it).
   function form(block, answer) {
     const node = el("form", { class: "block-form" });
     if (block.title) node.append(el("h4", { text: block.title }));
@@ -62,9 +62,9 @@ const Blocks = (() => {
       node.append(label);
     }
     const submit = el("button", { type: "submit", text: (block.submit && block.submit.label) || "Submit" });
-    const cancel = el("button", { type: "button", class: "secondary", text: (block.cancel && block.cancel.label) || "Cancel" });
-    submit.disabled = cancel.disabled = !answer;
-    node.append(el("div", { class: "row" }, submit, cancel));
+    submit.disabled = !answer;
+    // Cancelling a form by id is not an operation of the session service: cancel the turn.
+    node.append(el("div", { class: "row" }, submit));
     node.addEventListener("submit", (event) => {
       event.preventDefault();
       const values = {};
@@ -75,7 +75,6 @@ const Blocks = (() => {
       }
       answer({ action: "submit", values });
     });
-    cancel.addEventListener("click", () => answer({ action: "cancel" }));
     return node;
   }
 
