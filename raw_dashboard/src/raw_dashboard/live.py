@@ -33,10 +33,6 @@ __all__ = ["APPROVAL_WAIT", "DashboardFrontEnd", "Hub", "TurnRunner"]
 APPROVAL_WAIT = 24 * 3600.0
 """Seconds an ask waits for a browser's answer (the longest an interaction may wait)."""
 
-_QUEUE = 1024
-"""Events buffered per stream: a browser that falls this far behind misses live events
-(it still gets every committed item from the store) rather than slowing the turn."""
-
 
 class Hub:
     """Per-session fan-out of live events (JSON-ready dicts) to subscribed streams."""

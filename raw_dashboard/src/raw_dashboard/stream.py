@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["EventStream", "request_json"]
 
 _QUEUE = 1024
+"""Events buffered per stream: a browser that falls this far behind misses live events
+(it still gets every committed item from the store) rather than slowing the turn."""
 _REQUESTS_EVERY = 1.0
 """Seconds between reads of the pending requests (a turn in another process adds one
 without any event reaching this one)."""
