@@ -165,6 +165,9 @@ def test_a_form_survives_a_reload_and_is_answered_after_it(page: Any, dashboard:
     form = page.locator(".form-request form")
     form.locator("select[name=q1]").select_option("Rust")
     form.locator("input[name=q2]").fill("parser")
+    # The event stream's list of requests arriving after the typing keeps what was typed.
+    page.wait_for_selector("body[data-synced=true]")
+    expect(form.locator("input[name=q2]")).to_have_value("parser")
     form.locator("button[type=submit]").click()
     page.locator(".turn-end[data-reason=completed]").wait_for()
     answered = page.locator(".answered-form.state-answered")

@@ -24,6 +24,12 @@
     return data;
   }
 
+  // A failed call the page did not wait for; requests cut short by leaving the page are
+  // not failures.
+  function report(error) {
+    if (!state.leaving) banner(`${error.code || "error"}: ${error.message}`, "error");
+  }
+
   function banner(text, kind) {
     const box = $("banner");
     box.hidden = !text;
@@ -48,13 +54,14 @@
       const item = el("li", { class: s.id === state.session ? "current" : "", "data-id": s.id },
         el("div", { class: "title", text: s.title || "(untitled)" }),
         el("div", { class: "meta", text: when + (s.cwd ? " · " + s.cwd : "") + (s.running ? " · running" : "") }));
-      item.addEventListener("click", () => openSession(s.id));
+      item.addEventListener("click", () => openSession(s.id).catch(report));
       list.append(item);
     }
   }
 
   async function openSession(id) {
     if (state.source) state.source.close();
+    delete document.body.dataset.synced;
     Object.assign(state, { session: id, seen: new Set(), requests: new Map(), panels: new Map(),
       calls: new Map(), draft: null, older: null });
     history.replaceState(null, "", "#" + id);
@@ -71,7 +78,7 @@
     follow(info.tail_cursor);
     scrollDown();
     status();
-    loadSessions();
+    loadSessions().catch(report);
   }
 
   async function showOlder() {
@@ -100,7 +107,10 @@
         if (!state.running) banner("another front end is writing to this session: watching", "info");
       }
     } else if (event.type === "live") onLive(event.event);
-    else if (event.type === "requests") setRequests(event.requests);
+    else if (event.type === "requests") {
+      setRequests(event.requests);
+      document.body.dataset.synced = "true"; // the stream's view of the requests is in
+    }
     else if (event.type === "status") {
       state.running = event.running;
       if (event.error) banner(`${event.error.code}: ${event.error.message}`, "error");
@@ -139,7 +149,7 @@
       status();
       const note = event.error ? `${event.reason}: ${event.error.code} ${event.error.message}` : event.reason;
       $("log").append(el("div", { class: "turn-end", "data-reason": event.reason, text: "turn ended: " + note }));
-      loadSessions();
+      loadSessions().catch(report);
     }
   }
 
@@ -222,10 +232,16 @@
     drawRequests();
   }
 
+  // Cards are kept while their request waits: a redraw must not wipe what the person is
+  // typing into a form or a decline message.
   function drawRequests() {
     const box = $("requests");
-    box.replaceChildren();
+    for (const card of Array.from(box.children)) {
+      if (!state.requests.has(card.dataset.request)) card.remove();
+    }
+    const drawn = new Set(Array.from(box.children, (card) => card.dataset.request));
     for (const request of state.requests.values()) {
+      if (drawn.has(request.id)) continue;
       if (request.kind === "interaction") { box.append(formCard(request)); continue; }
       if (request.kind !== "approval") continue;
       const show = request.show;
@@ -333,18 +349,19 @@
   }
 
   async function savePref(key, value) {
-    applyPrefs(await api("PUT", "/api/preferences", { [key]: value }));
+    try { applyPrefs(await api("PUT", "/api/preferences", { [key]: value })); } catch (error) { report(error); }
   }
 
   // --- wiring -----------------------------------------------------------------------------
 
   $("send").addEventListener("click", send);
   $("prompt").addEventListener("keydown", (e) => { if (e.key === "Enter" && e.ctrlKey) send(); });
-  $("cancel").addEventListener("click", () => api("POST", `/api/sessions/${state.session}/cancel`));
-  $("older").addEventListener("click", showOlder);
+  $("cancel").addEventListener("click", () =>
+    api("POST", `/api/sessions/${state.session}/cancel`).catch(report));
+  $("older").addEventListener("click", () => showOlder().catch(report));
   $("new-session").addEventListener("click", () => {
     if (state.source) state.source.close();
-    Object.assign(state, { session: null, running: false });
+    Object.assign(state, { session: null, running: false, requests: new Map() });
     $("log").replaceChildren(); $("panels").replaceChildren(); $("requests").replaceChildren();
     history.replaceState(null, "", "/");
     status(); $("prompt").focus();
@@ -352,9 +369,10 @@
   $("pref-theme").addEventListener("change", (e) => savePref("theme", e.target.value));
   $("pref-panels").addEventListener("change", (e) => savePref("panels", e.target.value));
 
-  api("GET", "/api/preferences").then(applyPrefs);
+  window.addEventListener("pagehide", () => { state.leaving = true; });
+  api("GET", "/api/preferences").then(applyPrefs, report);
   const wanted = location.hash.slice(1);
-  if (wanted) openSession(wanted).catch((e) => banner(`${e.code}: ${e.message}`, "error"));
-  else loadSessions();
+  if (wanted) openSession(wanted).catch(report);
+  else loadSessions().catch(report);
   document.body.dataset.ready = "true";
 })();
