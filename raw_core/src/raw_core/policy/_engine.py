@@ -463,6 +463,33 @@ class Policy:
             raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
         return chain.decide(arguments, effects)
 
+    def conditions(self, identity: str) -> tuple[BoundPredicate, ...]:
+        """The predicates of the conditional rules that can decide ``identity``'s calls
+        (those after its last unconditional rule), last first."""
+        chain = self._chains.get(identity)
+        if chain is None:
+            raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
+        return tuple(step.predicate for step in chain.steps if step.predicate is not None)
+
+    def otherwise(self, identity: str) -> Decision:
+        """The verdict for a call of ``identity`` that none of its :meth:`conditions`
+        match: its last unconditional rule's, else allow."""
+        chain = self._chains.get(identity)
+        if chain is None:
+            raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
+        steps = chain.steps
+        return steps[-1].decision if steps and steps[-1].test is None else _ALLOW
+
+    def decider(self, identity: str) -> Callable[[Any, Any], Decision]:
+        """``decide`` for one tool, bound once: ``decider(identity)(arguments, effects)``
+        is ``decide(identity, arguments, effects)`` without the lookup (for a caller that
+        decides many calls of the same tool, such as :class:`~raw_core.policy.FlooredPolicy`).
+        Raises ``tool_unknown`` for a tool the rules are not bound to."""
+        chain = self._chains.get(identity)
+        if chain is None:
+            raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
+        return chain.decide
+
     def explain(self, identity: str, arguments: Any, effects: Any = None) -> Explanation:
         """Every rule, matched or not and why, for one call; the verdict and deciding rule."""
         matching = set(self._matching_for(identity))

@@ -14,16 +14,16 @@ Built only on the evaluator's public API (``decide``, ``explain``, ``hidden``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from raw_core.config import Effect, Floor
-from raw_core.errors import ConfigInvalid, ToolNotExposed
+from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
 from raw_core.policy._engine import Decision, Explanation, LintFinding, Policy, RuleExplanation
 from raw_core.policy.examples import ExampleResult
-from raw_core.policy.predicate import ToolShape
+from raw_core.policy.predicate import ToolShape, join_predicates
 
 if TYPE_CHECKING:
     from raw_core.tools.loader import LoadedTool
@@ -55,6 +55,63 @@ class LayerExplanation:
         }
 
 
+def _strictest(
+    own: Callable[[Any, Any], Decision],
+    floors: tuple[tuple[Callable[[Any, Any], Decision], int], ...],
+) -> Callable[[Any, Any], Decision]:
+    """One tool's decide: the agent's verdict, then each floor that could tighten it."""
+
+    def decide(arguments: Any, effects: Any) -> Decision:
+        decision = own(arguments, effects)
+        rank = _RANK[decision.verdict]
+        for floor, most in floors:
+            if most <= rank:
+                continue
+            found = floor(arguments, effects)
+            stricter = _RANK[found.verdict]
+            if stricter > rank:
+                decision, rank = found, stricter
+        return decision
+
+    return decide
+
+
+def _guarded(
+    identity: str,
+    agent: Policy,
+    floors: Sequence[Policy],
+    layered: Callable[[Any, Any], Decision],
+) -> Callable[[Any, Any], Decision] | None:
+    """One tool's decide with one pass for every layer, when every layer's conditional
+    rules on the tool read the same source and path and RE2 joins all their patterns: a
+    call none of them matches gets, at once, the strictest of each layer's verdict for
+    such a call (:meth:`~raw_core.policy.Policy.otherwise`); any other call is decided
+    layer by layer (``layered``). ``None`` when the rules do not allow it."""
+    layers = [agent, *floors]
+    predicates = [p for policy in layers for p in policy.conditions(identity)]
+    if len(predicates) < 2 or len({(p.source, p.steps) for p in predicates}) != 1:
+        return None
+    joined = join_predicates(predicates)
+    if sum(len(indexes) for _accessor, indexes in joined) != len(predicates):
+        return None  # some pattern RE2 would not join: no single pass covers every layer
+    otherwise = agent.otherwise(identity)
+    for policy in floors:
+        found = policy.otherwise(identity)
+        if _RANK[found.verdict] > _RANK[otherwise.verdict]:
+            otherwise = found
+    tests = tuple(accessor for accessor, _indexes in joined)
+    on_effects = predicates[0].source == "effects"
+
+    def decide(arguments: Any, effects: Any) -> Decision:
+        value = effects if on_effects else arguments
+        for test in tests:
+            if test(value):
+                return layered(arguments, effects)
+        return otherwise
+
+    return decide
+
+
 def _label(floor: Floor) -> str:
     where = f" ({floor.path})" if floor.path is not None else ""
     return f"the {floor.layer} floor{where}"
@@ -64,27 +121,34 @@ class FlooredPolicy:
     """An agent's policy with its floors. Build one with :func:`bind_floors`; it answers
     what a :class:`~raw_core.policy.Policy` answers."""
 
-    __slots__ = ("_agent", "_agent_decide", "_floors", "_hidden", "_tighten")
+    __slots__ = ("_agent", "_deciders", "_floors", "_hidden")
 
     def __init__(self, agent: Policy, floors: Sequence[tuple[Floor, Policy]]) -> None:
         self._agent = agent
-        self._agent_decide = agent.decide
         self._floors = tuple(floors)
-        # Per tool, only the floors with a rule stricter than allow for it, each with the
-        # strictest verdict it can give (its rank): a floor that cannot give more than the
-        # verdict so far is not asked.
-        self._tighten: dict[str, tuple[tuple[Policy, int], ...]] = {}
+        # Per tool, one bound decide: the agent's own where no floor has a rule stricter
+        # than allow for the tool (a floor costs its tools nothing else), else one that
+        # asks only those floors, each with the strictest verdict it can give (its rank):
+        # a floor that cannot give more than the verdict so far is not asked.
+        self._deciders: dict[str, Callable[[Any, Any], Decision]] = {}
         self._hidden: dict[str, tuple[str, int]] = {}
         for identity in agent.identities:
             tighten = []
+            asked = []
             for _floor, policy in self._floors:
                 most = max(
                     (_RANK[policy.rules[i].effect] for i in policy.matching_rules(identity)),
                     default=0,
                 )
                 if most:
-                    tighten.append((policy, most))
-            self._tighten[identity] = tuple(tighten)
+                    tighten.append((policy.decider(identity), most))
+                    asked.append(policy)
+            own = agent.decider(identity)
+            if not tighten:
+                self._deciders[identity] = own
+                continue
+            layered = _strictest(own, tuple(tighten))
+            self._deciders[identity] = _guarded(identity, agent, asked, layered) or layered
             rule = agent.hidden.get(identity)
             if rule is not None:
                 self._hidden[identity] = ("agent", rule)
@@ -164,19 +228,11 @@ class FlooredPolicy:
     def decide(self, identity: str, arguments: Any, effects: Any = None) -> Decision:
         """The strictest of the agent's verdict and each floor's (see the module
         docstring)."""
-        decision = self._agent_decide(identity, arguments, effects)
-        floors = self._tighten[identity]
-        if not floors:
-            return decision
-        rank = _RANK[decision.verdict]
-        for floor, most in floors:
-            if most <= rank:
-                continue
-            found = floor.decide(identity, arguments, effects)
-            stricter = _RANK[found.verdict]
-            if stricter > rank:
-                decision, rank = found, stricter
-        return decision
+        try:
+            decider = self._deciders[identity]
+        except KeyError:
+            raise ToolUnknown(f"{identity} is not a selected tool", tool=identity) from None
+        return decider(arguments, effects)
 
     def explain(self, identity: str, arguments: Any, effects: Any = None) -> Explanation:
         """The agent's rules and each floor's, matched or not and why; each layer's

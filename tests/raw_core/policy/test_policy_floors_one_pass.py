@@ -1,0 +1,98 @@
+"""Floors decided with the agent's rules in one pass give the verdicts of layer by layer.
+
+When every layer's conditional rules on a tool read one path, a call none of them matches
+is decided by one joined RE2 pass and a verdict fixed at bind time. The reference here
+asks each layer's own policy and keeps the strictest (the first of agent, then the floors
+in order, on a tie); the floored policy must agree on many random rule sets and calls,
+and the random sets must really take the one-pass route.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from raw_core.config import Floor, Predicate, Rule
+from raw_core.policy import Decision, Policy, bind_floors
+from raw_core.policy.predicate import ToolShape
+
+STRING = {"type": "string"}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "commands": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"command": STRING}},
+        },
+        "name": STRING,
+    },
+}
+TOOLS = [ToolShape.from_schemas(identity, input_schema=SCHEMA) for identity in ("t/a", "t/b")]
+PATTERNS = ("a", "^b", "(?i)AB", "c$", r"\Qa)|(b", "(?P<x>ba)", "(?P<x>c.)", "")
+WORDS = ("a", "b", "ab", "AB", "c", "ba", "a)|(b", "ca", "")
+RANK = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def _rules(rng: random.Random, most: int) -> tuple[Rule, ...]:
+    found: list[Rule] = []
+    for _ in range(rng.randint(0, most)):
+        match = rng.choice(["t/a", "t/*", "t/b", "*"])
+        if rng.random() < 0.8:
+            path = "commands[*].command" if rng.random() < 0.9 else "name"
+            when = Predicate(source="arguments", any=path, regex=rng.choice(PATTERNS))
+            found.append(Rule(match=match, effect="ask", when=when))  # type: ignore[arg-type]
+        else:
+            found.append(Rule(match=match, effect=rng.choice(["allow", "ask", "deny"])))  # type: ignore[arg-type]
+    return tuple(found)
+
+
+def _call(rng: random.Random) -> dict[str, Any]:
+    text = lambda: "".join(rng.choice(WORDS) for _ in range(rng.randint(0, 3)))  # noqa: E731
+    arguments: dict[str, Any] = {
+        "commands": [{"command": text()} for _ in range(rng.randint(0, 3))]
+    }
+    if rng.random() < 0.5:
+        arguments["name"] = text()
+    return arguments
+
+
+def _reference(layers: list[Policy], identity: str, arguments: Any) -> Decision:
+    decision = layers[0].decide(identity, arguments)
+    for policy in layers[1:]:
+        found = policy.decide(identity, arguments)
+        if RANK[found.verdict] > RANK[decision.verdict]:
+            decision = found
+    return decision
+
+
+def test_floors_in_one_pass_agree_with_layer_by_layer() -> None:
+    rng = random.Random(20261201)
+    one_pass = 0
+    for _ in range(300):
+        agent = Policy.bind(_rules(rng, 30), TOOLS)
+        floors = [
+            Floor(layer=layer, rules=_rules(rng, 4))  # type: ignore[arg-type]
+            for layer in rng.sample(["project", "user", "managed"], rng.randint(1, 3))
+        ]
+        floored = bind_floors(agent, floors, TOOLS)
+        if isinstance(floored, Policy):
+            continue
+        layers = [floored.agent, *(policy for _floor, policy in floored.floors)]
+        one_pass += sum("_guarded" in d.__qualname__ for d in floored._deciders.values())
+        for _ in range(20):
+            arguments = _call(rng)
+            for identity in ("t/a", "t/b"):
+                assert floored.decide(identity, arguments) == _reference(
+                    layers, identity, arguments
+                ), (agent.rules, floors, arguments)
+    assert one_pass > 100  # the random sets do take the one-pass route
+
+
+def test_a_tool_no_floor_can_tighten_is_decided_by_the_agent_alone() -> None:
+    agent = Policy.bind([Rule(match="t/*", effect="allow")], TOOLS)
+    floored = bind_floors(
+        agent, [Floor(layer="user", rules=(Rule(match="t/a", effect="deny"),))], TOOLS
+    )
+    assert not isinstance(floored, Policy)
+    assert floored._deciders["t/b"] == agent.decider("t/b")
+    assert floored.decide("t/a", {}).layer == "user"
