@@ -322,3 +322,28 @@ def test_a_prompt_that_is_not_utf8_is_read_with_replacement(
     assert result.returncode == 0, result.stderr
     first = json.loads(result.stdout.splitlines()[0])
     assert first["prompt"] == "caf\ufffd"
+
+
+def test_chat_reads_prompts_from_a_file_or_dev_null_without_a_traceback(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # A regular file and /dev/null cannot be watched by the event loop's poller: chat
+    # reads them at once, to the end of input, and quits as at Ctrl-D.
+    config = replay_config(tmp_path, "said", [{"text": "Hello from the file."}])
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("hello\n")
+    for source in (prompts, Path(os.devnull)):
+        with source.open("rb") as stdin:
+            result = subprocess.run(
+                [RAW, "chat", "--config", str(config)],
+                env=env,
+                stdin=stdin,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=tmp_path,
+            )
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr
+        if source == prompts:
+            assert "Hello from the file." in result.stdout + result.stderr

@@ -7,6 +7,7 @@ leaves no reader behind to swallow the next line.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 __all__ = ["LineReader"]
@@ -20,6 +21,7 @@ class LineReader:
         self._fd = fd if fd is not None else sys.stdin.fileno()
         self._buffer = b""
         self._eof = False
+        self._wait = _pollable(self._fd)
 
     async def readline(self, prompt: str = "") -> str | None:
         """Print ``prompt`` (on stderr) and return the next line, without its newline."""
@@ -29,7 +31,8 @@ class LineReader:
         import anyio  # imported when first used: it costs startup time
 
         while b"\n" not in self._buffer and not self._eof:
-            await anyio.wait_readable(self._fd)
+            if self._wait:
+                await anyio.wait_readable(self._fd)
             chunk = os.read(self._fd, 4096)
             if not chunk:
                 self._eof = True
@@ -51,3 +54,16 @@ class LineReader:
                 return True
             if choice in ("", "n", "no"):
                 return False
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the loop can wait for ``fd``: a terminal, a pipe or a socket. A regular file
+    or ``/dev/null`` (``raw chat < prompts.txt``, ``</dev/null``) is always ready, and the
+    loop's poller refuses to watch one, so it is read at once."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return True
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return True
+    return stat.S_ISCHR(mode) and os.isatty(fd)
