@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from raw_core.config import Floor, Predicate, Rule
+from raw_core.config import Effect, Floor, Predicate, Rule
 from raw_core.policy import Decision, Policy, bind_floors
 from raw_core.policy.predicate import ToolShape
 
@@ -31,6 +31,7 @@ TOOLS = [ToolShape.from_schemas(identity, input_schema=SCHEMA) for identity in (
 PATTERNS = ("a", "^b", "(?i)AB", "c$", r"\Qa)|(b", "(?P<x>ba)", "(?P<x>c.)", "")
 WORDS = ("a", "b", "ab", "AB", "c", "ba", "a)|(b", "ca", "")
 RANK = {"allow": 0, "ask": 1, "deny": 2}
+EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
 
 
 def _rules(rng: random.Random, most: int) -> tuple[Rule, ...]:
@@ -40,19 +41,23 @@ def _rules(rng: random.Random, most: int) -> tuple[Rule, ...]:
         if rng.random() < 0.8:
             path = "commands[*].command" if rng.random() < 0.9 else "name"
             when = Predicate(source="arguments", any=path, regex=rng.choice(PATTERNS))
-            found.append(Rule(match=match, effect="ask", when=when))  # type: ignore[arg-type]
+            found.append(Rule(match=match, effect="ask", when=when))
         else:
-            found.append(Rule(match=match, effect=rng.choice(["allow", "ask", "deny"])))  # type: ignore[arg-type]
+            effect: Effect = rng.choice(EFFECTS)
+            found.append(Rule(match=match, effect=effect))
     return tuple(found)
 
 
+def _text(rng: random.Random) -> str:
+    return "".join(rng.choice(WORDS) for _ in range(rng.randint(0, 3)))
+
+
 def _call(rng: random.Random) -> dict[str, Any]:
-    text = lambda: "".join(rng.choice(WORDS) for _ in range(rng.randint(0, 3)))  # noqa: E731
     arguments: dict[str, Any] = {
-        "commands": [{"command": text()} for _ in range(rng.randint(0, 3))]
+        "commands": [{"command": _text(rng)} for _ in range(rng.randint(0, 3))]
     }
     if rng.random() < 0.5:
-        arguments["name"] = text()
+        arguments["name"] = _text(rng)
     return arguments
 
 
