@@ -25,8 +25,12 @@ import time
 import timeit
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent.parent))  # the repository: benchmarks.*
+
+from benchmarks._common import Target, print_targets
 from raw_core._re2 import compile_pattern
 from raw_core.config import Floor, Predicate, Rule
 from raw_core.policy import Decision, Policy, bind_floors
@@ -234,6 +238,7 @@ def section_floors() -> None:
         ("bash, rm -rf build (agent and user floor ask)", "builtin/bash", batch(1, "rm -rf build")),
         ("tool_03, no floor rule matches it", "builtin/tool_03", batch(1)),
     ]
+    targets: list[Target] = []
     for label, identity, arguments in cases:
         expected = plain.decide(identity, arguments).verdict
         assert floored.decide(identity, arguments).verdict == expected, label
@@ -246,8 +251,20 @@ def section_floors() -> None:
         print(
             f"   {label:<46} {a:>6.2f} µs {m:>6.2f} µs {f:>6.2f} µs {f / a:>6.2f}x {f / m:>5.2f}x"
         )
+        targets.append(
+            Target(
+                item="floors",
+                what=f"a verdict with a user and a managed floor: {label}",
+                figure=f,
+                reference=a,
+                reference_what="the agent's rules alone:",
+                limit=1.2,
+            )
+        )
     denied = cpu_per_call(partial(floored.decide, "builtin/tool_12", batch(1))) * 1e6
     print(f"   {'tool_12 (hidden by the managed floor)':<46} {'':>9} {'':>9} {denied:>6.2f} µs")
+    print()
+    print_targets(targets)
 
 
 def main() -> None:

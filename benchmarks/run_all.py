@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent))  # the repository: benchma
 from benchmarks._common import TABLE_HEAD, TARGETS_FILE, Target
 
 HERE = Path(__file__).parent
-WITH_TARGETS = ("dispatch", "hooks", "loop", "resume", "startup")
+WITH_TARGETS = ("dispatch", "hooks", "loop", "policy", "resume", "startup")
 OTHERS = tuple(
     sorted(
         path.stem.removeprefix("bench_")
