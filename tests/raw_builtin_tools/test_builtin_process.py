@@ -430,3 +430,19 @@ async def test_without_a_session_a_start_lives_for_its_call_only(
         second = await app.call_tool("builtin/process", {"actions": [{"action": "list"}]})
     assert "once\n" in first.content[0].text  # type: ignore[union-attr]
     assert "no processes" in second.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_state_folder_raw_cannot_use_makes_the_row_process_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
+    start = {"action": "start", "name": "echo", "argv": ["echo", "once"]}
+    async with App.open(config(tmp_path), host=host(), store_dir=tmp_path / "s") as app:
+        result = await app.call_tool("builtin/process", {"actions": [start]})
+    body = result.content[0].text  # type: ignore[union-attr]
+    assert "process_unavailable" in body
+    assert str(blocker / "raw" / "processes") in body
+    assert "NotADirectoryError" not in body
+    assert "handler_error" not in body

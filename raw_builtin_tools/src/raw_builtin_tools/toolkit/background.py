@@ -332,11 +332,20 @@ class ProcessTable:
         return process
 
     def _table_folder(self) -> Path:
+        """The table's folder, made on first use; ``process_unavailable`` naming the
+        state folder when it cannot be made there (a file in its place, no permission)."""
         if self._folder is None:
             base = self._base if self._base is not None else process_state_dir()
-            base.mkdir(parents=True, exist_ok=True, mode=0o700)
-            _remove_orphans(base)
-            self._folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=base))
+            try:
+                base.mkdir(parents=True, exist_ok=True, mode=0o700)
+                _remove_orphans(base)
+                self._folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=base))
+            except OSError as exc:
+                raise ProcessProblem(
+                    "process_unavailable",
+                    f"cannot keep process output in the folder {base}:"
+                    f" {exc.strerror or exc}{_where(exc, base)}",
+                ) from None
         return self._folder
 
     def start(self, name: str, argv: Sequence[str], *, cwd: str, label: str) -> BackgroundProcess:
@@ -361,9 +370,16 @@ class ProcessTable:
             old = min(exited, key=lambda p: p.ended or 0.0)
         if not os.path.isdir(cwd):
             raise ProcessProblem("spawn_failed", f"the folder to run in, {cwd}, does not exist")
+        table = self._table_folder()
         self._count += 1
-        folder = self._table_folder() / f"p{self._count}"
-        folder.mkdir(mode=0o700)
+        folder = table / f"p{self._count}"
+        try:
+            folder.mkdir(mode=0o700)
+        except OSError as exc:
+            raise ProcessProblem(
+                "process_unavailable",
+                f"cannot keep process output in the folder {table}: {exc.strerror or exc}",
+            ) from None
         try:
             process = BackgroundProcess(name, argv, label, cwd, folder)
         except OSError as exc:
@@ -397,6 +413,12 @@ class ProcessTable:
         self._processes.clear()
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def _where(exc: OSError, base: Path) -> str:
+    """`` (at PATH)`` when the failing path is not ``base`` itself (a parent, say)."""
+    failed = exc.filename
+    return f" (at {failed})" if failed is not None and str(failed) != str(base) else ""
 
 
 def _remove_orphans(base: Path) -> None:
