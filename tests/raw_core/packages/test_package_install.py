@@ -221,3 +221,29 @@ def test_an_unreadable_list_of_indexes_stops_install_before_the_store_changes(
         install_package(make_package(), config_file=config_file, store=store)
     assert store_listing(store) == []
     assert not index_path(config_file).exists()
+
+
+def test_a_file_that_is_no_tar_archive_is_named_in_plain_words(
+    tmp_path: Path, store: PackageStore, config_file: Path
+) -> None:
+    text = tmp_path / "hostname"
+    text.write_text("a host name, not an archive\n")
+    with pytest.raises(PackageInvalid) as raised:
+        install_package(text, config_file=config_file, store=store)
+    message = raised.value.message
+    assert message.startswith(f"{text}: not a readable tar archive (.tar, .tar.gz, .tar.xz): ")
+    assert "Error" not in message  # no exception repr such as ReadError('not a gzip file')
+    assert "method" not in message
+    assert store_listing(store) == []
+
+
+@pytest.mark.parametrize("alias", ["", "Bad"])
+def test_an_empty_alias_is_refused_like_any_alias_that_breaks_the_rule(
+    alias: str, make_package: MakePackage, store: PackageStore, config_file: Path
+) -> None:
+    with pytest.raises(PackageInvalid) as raised:
+        install_package(make_package(), config_file=config_file, store=store, alias=alias)
+    assert raised.value.field == "--alias"
+    assert f"{alias!r} is no alias" in raised.value.message
+    assert store_listing(store) == []
+    assert not index_path(config_file).exists()

@@ -123,8 +123,22 @@ def unpack_archive(source: Path, dest: Path, limits: Limits | None = None) -> No
         raise checker.refuse(f"the standard library's data filter refused it: {exc}") from None
     except _ARCHIVE_ERRORS as exc:
         raise PackageInvalid(
-            f"{where}: not a readable tar archive (.tar, .tar.gz, .tar.xz): {exc}", path=where
+            f"{where}: not a readable tar archive (.tar, .tar.gz, .tar.xz): {_why(exc)}",
+            path=where,
         ) from None
+
+
+def _why(exc: BaseException) -> str:
+    """Why the archive cannot be read, in words (never an exception's repr)."""
+    if isinstance(exc, tarfile.ReadError) and str(exc).startswith("file could not be opened"):
+        return "it is no tar archive, plain or compressed with gzip, bzip2 or xz"
+    if isinstance(exc, EOFError):
+        return "it ends early (truncated)"
+    if isinstance(exc, (zlib.error, lzma.LZMAError, tarfile.CompressionError)):
+        return "its compressed data is damaged"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"it cannot be read: {exc.strerror}"
+    return str(exc) or type(exc).__name__
 
 
 def _check_member(member: tarfile.TarInfo, checker: _Checker) -> tarfile.TarInfo:

@@ -144,7 +144,7 @@ def install_package(
     with store.locked(), store.staging() as staging:
         root, archive_digest = _unpack(path, staging)
         manifest = parse_package((root / MANIFEST_FILE).read_bytes(), where=where)
-        name = alias or manifest.name
+        name = manifest.name if alias is None else alias  # an empty alias is no alias
         if not SEGMENT_RE.fullmatch(name):
             raise PackageInvalid(
                 f"{name!r} is no alias: lowercase letters, digits, _ and -, starting with a letter",
