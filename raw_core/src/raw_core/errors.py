@@ -20,7 +20,8 @@ The tree::
     │   ├── PackageNotFound           package_not_found
     │   ├── PackageAliasTaken         package_alias_taken
     │   ├── PackageDamaged            package_damaged
-    │   └── PackageIndexInvalid       package_index_invalid
+    │   ├── PackageIndexInvalid       package_index_invalid
+    │   └── PackageStoreUnavailable   package_store_unavailable
     ├── ConfigError                   a config file cannot be used
     │   ├── ConfigNotFound            config_not_found
     │   ├── ConfigInvalid             config_invalid
@@ -144,6 +145,7 @@ __all__ = [
     "PackageIndexInvalid",
     "PackageInvalid",
     "PackageNotFound",
+    "PackageStoreUnavailable",
     "PackageUnsafe",
     "PanelClosedContext",
     "PanelError",
@@ -363,6 +365,14 @@ class PackageIndexInvalid(PackageError):
     """``raw-packages.json`` (or raw's list of indexes) is not a file raw wrote."""
 
     code = "package_index_invalid"
+
+
+class PackageStoreUnavailable(PackageError):
+    """raw cannot make, lock or write the files of packages: the store folder in the data
+    directory, its lock, raw's list of indexes, or the index beside the config file (a
+    file where a folder should be, no permission, a read-only file system)."""
+
+    code = "package_store_unavailable"
 
 
 # --- config ----------------------------------------------------------------------------

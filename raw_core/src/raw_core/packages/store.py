@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from raw_core._json import JsonInputError, loads_strict
-from raw_core.errors import PackageDamaged, PackageIndexInvalid
+from raw_core.errors import PackageDamaged, PackageIndexInvalid, PackageStoreUnavailable
 from raw_core.packages.tree import TreeProblem, hash_tree, make_read_only, make_writable
 
-__all__ = ["PackageStore", "user_data_dir", "write_json_atomic"]
+__all__ = ["PackageStore", "store_unavailable", "user_data_dir", "write_json_atomic"]
 
 _HASH_RE: Final = re.compile(r"[0-9a-f]{64}")
 _STAGING: Final = ".staging-"
@@ -41,9 +41,27 @@ def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:
     return root / "raw"
 
 
+def store_unavailable(path: Path, exc: OSError) -> PackageStoreUnavailable:
+    """``package_store_unavailable`` for the folder (or file) ``path``, which could not be
+    used as ``exc`` says; names the part of a folder's path that is no folder when one is."""
+    reason = exc.strerror or str(exc)
+    parents = path.parents if isinstance(exc, NotADirectoryError) else ()
+    blocker = next((p for p in (path, *parents) if p.exists() and not p.is_dir()), None)
+    why = f"{blocker} is no folder" if blocker is not None else reason
+    return PackageStoreUnavailable(f"cannot use {path} for packages: {why}", path=str(path))
+
+
 def write_json_atomic(path: Path, value: Any) -> None:
     """Write ``value`` as JSON to ``path`` through a temporary file in the same folder and
-    a rename: a reader sees the old file or the new one, never half of one."""
+    a rename: a reader sees the old file or the new one, never half of one. A folder that
+    cannot take the file is ``package_store_unavailable``; ``path`` is then unchanged."""
+    try:
+        _write_json_atomic(path, value)
+    except OSError as exc:
+        raise store_unavailable(path.parent, exc) from None
+
+
+def _write_json_atomic(path: Path, value: Any) -> None:
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -74,18 +92,32 @@ class PackageStore:
         """The folder of the entry named ``digest``."""
         return self.root / digest
 
-    def hashes(self) -> list[str]:
-        """The entries the store holds."""
+    def _names(self) -> list[str]:
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir() if _HASH_RE.fullmatch(p.name))
+        try:
+            return [p.name for p in self.root.iterdir()]
+        except OSError as exc:
+            raise store_unavailable(self.root, exc) from None
+
+    def hashes(self) -> list[str]:
+        """The entries the store holds."""
+        return sorted(name for name in self._names() if _HASH_RE.fullmatch(name))
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the store's lock: one install, remove or gc at a time."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        """Hold the store's lock: one install, remove or gc at a time. A store folder and
+        data directory raw cannot make, lock or write to are ``package_store_unavailable``
+        before anything changes."""
         try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise store_unavailable(self.root, exc) from None
+        try:
+            for folder in (self.root, self.data_dir):
+                if not os.access(folder, os.W_OK | os.X_OK):
+                    raise store_unavailable(folder, PermissionError(13, "Permission denied"))
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
@@ -95,8 +127,11 @@ class PackageStore:
     def staging(self) -> Iterator[Path]:
         """An empty folder beside the entries (same file system, so renames are atomic),
         removed with what is left in it when the block ends."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(dir=self.root, prefix=_STAGING))
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            folder = Path(tempfile.mkdtemp(dir=self.root, prefix=_STAGING))
+        except OSError as exc:
+            raise store_unavailable(self.root, exc) from None
         try:
             yield folder
         finally:
@@ -141,9 +176,12 @@ class PackageStore:
                 return False
             except PackageDamaged:
                 _remove_tree(target)
-        make_read_only(tree, include_root=False)
-        os.rename(tree, target)
-        os.chmod(target, 0o555)
+        try:
+            make_read_only(tree, include_root=False)
+            os.rename(tree, target)
+            os.chmod(target, 0o555)
+        except OSError as exc:
+            raise store_unavailable(self.root, exc) from None
         return True
 
     def remove(self, digest: str) -> None:
@@ -152,9 +190,7 @@ class PackageStore:
 
     def stale_staging(self) -> list[Path]:
         """Staging folders a crashed install left behind (call with the lock held)."""
-        if not self.root.is_dir():
-            return []
-        return [p for p in self.root.iterdir() if p.name.startswith(_STAGING)]
+        return [self.root / name for name in self._names() if name.startswith(_STAGING)]
 
     # --- the list of indexes ---------------------------------------------------------
 
@@ -169,7 +205,9 @@ class PackageStore:
             data = loads_strict(self.indexes_file.read_bytes())
         except FileNotFoundError:
             return []
-        except (OSError, JsonInputError) as exc:
+        except OSError as exc:
+            raise store_unavailable(self.indexes_file, exc) from None
+        except JsonInputError as exc:
             raise PackageIndexInvalid(
                 f"{self.indexes_file}: cannot be read as raw's list of package indexes: {exc}",
                 path=str(self.indexes_file),
@@ -191,5 +229,8 @@ class PackageStore:
 
     def write_indexes(self, indexes: list[Path]) -> None:
         """Replace the list (call with the lock held)."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise store_unavailable(self.data_dir, exc) from None
         write_json_atomic(self.indexes_file, {"indexes": [str(p) for p in indexes]})
