@@ -83,3 +83,12 @@ def test_raw_pkg_install_and_gc_exit_2_without_a_traceback(
         if "--json" in args:
             assert json.loads(done.stdout)["error"]["code"] == "package_store_unavailable"
     assert not index_path(config_file).exists()
+
+
+def test_an_index_file_whose_folder_is_a_file_is_store_unavailable(blocked: Path) -> None:
+    from raw_core.packages.index import write_index
+
+    with pytest.raises(PackageStoreUnavailable) as raised:
+        write_index(blocked / "raw-packages.json", {})
+    assert raised.value.message == f"cannot use {blocked} for packages: {blocked} is no folder"
+    assert blocked.read_text() == "a file\n"
