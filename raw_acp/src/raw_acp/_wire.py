@@ -15,6 +15,12 @@ instead, which answers what the SDK would drop, as JSON-RPC says:
 The SDK's connection is asyncio code, so this module is the one place raw_acp speaks
 asyncio: it runs on anyio's asyncio backend. Writes are serialized and wait while the
 pipe is full, so a client that reads slowly slows raw down instead of filling memory.
+
+Either end may also be a regular file (``raw acp < requests.jsonl > answers.jsonl``),
+which asyncio's pipe transports refuse: a file read is copied into a pipe by a thread
+(which waits while the pipe is full, so the file is never held in memory whole), a file
+written is written directly. The transport counts the requests it has read and not yet
+answered, so that at the end of input raw can answer them before it closes.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import asyncio  # noqa: TID251  (the SDK's connection is asyncio: this is its ed
 import json
 import logging
 import os
+import stat
+import threading
 from typing import Any, Final
 
 import anyio
@@ -137,6 +145,7 @@ class StdioTransport:
         protocol: _WriteProtocol,
         *,
         max_message_bytes: int,
+        read_transport: asyncio.BaseTransport | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -144,6 +153,26 @@ class StdioTransport:
         self._limit = max_message_bytes
         self._lock = anyio.Lock()
         self.sent = 0
+        self._unanswered: dict[Any, int] = {}
+        self._answered = anyio.Event()
+        self._read_transport = read_transport
+
+    def _note_answer(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        if "method" in message or request_id not in self._unanswered:
+            return
+        self._unanswered[request_id] -= 1
+        if not self._unanswered[request_id]:
+            del self._unanswered[request_id]
+        self._answered.set()
+        self._answered = anyio.Event()
+
+    async def wait_answered(self) -> None:
+        """Return once every request read so far has been answered, or the client's
+        end of the output is gone (nothing more can be answered)."""
+        while self._unanswered and not self._protocol.lost.is_set():
+            with anyio.move_on_after(0.5):  # also notice a connection lost meanwhile
+                await self._answered.wait()
 
     async def send(self, message: dict[str, Any]) -> None:
         """Write one message as one line (``ConnectionError`` once the client is gone)."""
@@ -154,6 +183,7 @@ class StdioTransport:
             await self._protocol.writable.wait()
             self._writer.write(data)
             self.sent += 1
+            self._note_answer(message)
 
     async def receive(self) -> dict[str, Any] | None:
         """The next well-formed message; ``None`` at the end of input."""
@@ -165,6 +195,9 @@ class StdioTransport:
                 continue
             message, error = check_message(line)
             if message is not None:
+                if "method" in message and "id" in message:
+                    request_id = message["id"]
+                    self._unanswered[request_id] = self._unanswered.get(request_id, 0) + 1
                 return message
             assert error is not None
             logger.warning("answered a malformed message: %s", error["error"]["message"])
@@ -202,6 +235,62 @@ class StdioTransport:
 
     async def close(self) -> None:
         self._writer.close()
+        if self._read_transport is not None:
+            self._read_transport.close()
+
+
+class _FileWriter(asyncio.WriteTransport):
+    """Writes to a regular file, which never waits on a reader: each write is done
+    at once and whole."""
+
+    def __init__(self, file: Any, protocol: _WriteProtocol) -> None:
+        super().__init__()
+        self._file = file
+        self._protocol = protocol
+        self._closing = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._file.fileno(), view) :]
+        except OSError as exc:  # a full disk, a file closed under raw
+            logger.error("cannot write the answers: %s", exc)
+            self.close()
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        if not self._closing:
+            self._closing = True
+            self._file.close()
+            self._protocol.connection_lost(None)
+
+
+def _copy_into_pipe(source: int) -> int:
+    """A pipe's read end that carries what regular file ``source`` holds, copied by a
+    daemon thread; ``source`` is closed once it is copied or the pipe's reader is gone."""
+    read_end, write_end = os.pipe()
+
+    def copy() -> None:
+        try:
+            while chunk := os.read(source, 65536):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(write_end, view) :]
+        except OSError:  # the reader closed its end: nothing more is wanted
+            pass
+        finally:
+            os.close(source)
+            os.close(write_end)
+
+    threading.Thread(target=copy, name="raw acp input", daemon=True).start()
+    return read_end
+
+
+def _is_file(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 async def open_stdio_transport(
@@ -211,11 +300,23 @@ async def open_stdio_transport(
     answers and updates); both are owned by the transport from here on."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=max_message_bytes)
-    await loop.connect_read_pipe(
+    if _is_file(read_fd):
+        read_fd = _copy_into_pipe(read_fd)
+    read_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
     )
     protocol = _WriteProtocol()
-    writer, _ = await loop.connect_write_pipe(
-        lambda: protocol, os.fdopen(write_fd, "wb", buffering=0)
+    writer: asyncio.WriteTransport
+    if _is_file(write_fd):
+        writer = _FileWriter(os.fdopen(write_fd, "wb", buffering=0), protocol)
+    else:
+        writer, _ = await loop.connect_write_pipe(
+            lambda: protocol, os.fdopen(write_fd, "wb", buffering=0)
+        )
+    return StdioTransport(
+        reader,
+        writer,
+        protocol,
+        max_message_bytes=max_message_bytes,
+        read_transport=read_transport,
     )
-    return StdioTransport(reader, writer, protocol, max_message_bytes=max_message_bytes)
