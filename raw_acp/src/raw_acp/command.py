@@ -15,11 +15,11 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import anyio
 
-from raw_core.errors import RawError
+from raw_core.errors import RawError, UsageInvalid
 
 if TYPE_CHECKING:
     from acp import Agent
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["run_command", "serve"]
 
 logger = logging.getLogger("raw_acp")
+
+_ANSWER_SECONDS = 30
+"""How long the requests read before the end of input are waited for."""
 
 
 def _take_stdio() -> tuple[int, int]:
@@ -41,9 +44,17 @@ def _take_stdio() -> tuple[int, int]:
 
 
 def _log_to(log_file: Path | None, level: str) -> None:
-    handler: logging.Handler = (
-        logging.FileHandler(log_file) if log_file is not None else logging.StreamHandler(sys.stderr)
-    )
+    handler: logging.Handler
+    if log_file is None:
+        handler = logging.StreamHandler(sys.stderr)
+    else:
+        try:
+            handler = logging.FileHandler(log_file)
+        except OSError as exc:
+            raise UsageInvalid(
+                f"cannot open the log file {str(log_file)!r}: {exc.strerror or exc}",
+                field="--log-file",
+            ) from None
     handler.setFormatter(logging.Formatter("raw acp %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -81,11 +92,23 @@ async def serve(
             logger.exception("the connection failed")
         finally:
             with anyio.CancelScope(shield=True):
+                # Answer what was read before the end of input (a request piped in
+                # with the input closed at once is still answered); running turns
+                # are cancelled, so this wait is short unless a tool ignores it.
+                server.disconnect()
+                with anyio.move_on_after(_ANSWER_SECONDS):
+                    await transport.wait_answered()
                 await server.shutdown()
                 await connection.close()
             # The sessions close in their own tasks (each writer released, its turn
             # recorded); a close that hangs is not waited for past this.
             group.cancel_scope.deadline = anyio.current_time() + 30
+
+
+def _fail(error: RawError) -> NoReturn:
+    field = f" ({error.field})" if error.field else ""
+    print(f"raw: {error.code}: {error.message}{field}", file=sys.stderr)
+    sys.exit(2)
 
 
 def run_command(
@@ -96,22 +119,25 @@ def run_command(
     log_level: str,
     max_message_bytes: int | None = None,
 ) -> None:
-    """The body of ``raw acp``: exits 0 when the client closed, 2 for a config error."""
-    read_fd, write_fd = _take_stdio()
-    _log_to(log_file, log_level)
+    """The body of ``raw acp``: exits 0 when the client closed, 2 for a usage or config
+    error (a log file that cannot be opened, an agent the config lacks, input or output
+    raw cannot use), reported as one line on stderr and nothing on stdout."""
 
     async def main() -> None:
         from raw_core import App
 
         async with App.open(config_path) as app:
+            app.config.resolve_agent(agent)  # an agent it lacks fails now, not per session
             await serve(app, read_fd, write_fd, agent=agent, max_message_bytes=max_message_bytes)
 
     try:
+        read_fd, write_fd = _take_stdio()
+        _log_to(log_file, log_level)
         anyio.run(main, backend="asyncio")
     except RawError as exc:
-        field = f" ({exc.field})" if exc.field else ""
-        print(f"raw acp: {exc.code}: {exc.message}{field}", file=sys.stderr)
-        sys.exit(2)
+        _fail(exc)
+    except (OSError, ValueError) as exc:  # stdio raw cannot serve on, before it started
+        _fail(UsageInvalid(f"cannot serve ACP on this standard input and output: {exc}"))
     except KeyboardInterrupt:
         sys.exit(130)
     sys.exit(0)

@@ -108,6 +108,7 @@ class RawAgent:
         self.outbox: Outbox | None = None
         self.client_capabilities = ClientCapabilities()
         self._live: dict[str, _Live] = {}
+        self.disconnected = False
 
     def on_connect(self, conn: Any) -> None:
         """Keep the client's side of the connection; start sending updates."""
@@ -198,6 +199,8 @@ class RawAgent:
         if not live.idle.is_set():
             busy = TurnInProgress(f"session {session_id} is running a turn", session_id=session_id)
             raise request_error(busy)
+        if self.disconnected:  # read after the end of input: the turn is not started
+            return PromptResponse(stop_reason="cancelled")
         text = prompt_text(prompt)
         idle = live.idle = anyio.Event()
         try:
@@ -280,6 +283,14 @@ class RawAgent:
             if not started:
                 raise
             logger.exception("closing an ACP session failed")
+
+    def disconnect(self) -> None:
+        """The input has ended: cancel the running turns (each answers its prompt
+        ``cancelled``); the other requests read before the end are still answered."""
+        self.disconnected = True
+        for live in list(self._live.values()):
+            if not live.idle.is_set():
+                live.session.cancel("the ACP client disconnected")
 
     async def shutdown(self) -> None:
         """The client is gone: cancel running turns, let them record how they ended, and

@@ -1,0 +1,124 @@
+"""``raw acp`` on what a shell gives it: input piped in and closed at once, regular files
+for input and output, and the startup errors (a log file that cannot be opened, an agent
+the config lacks, a closed stdin), each one line on stderr, exit 2 and nothing on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.acp.conftest import Project
+
+
+def _requests(project: Project) -> str:
+    lines = [
+        {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/new",
+            "params": {"cwd": str(project.work), "mcpServers": []},
+        },
+    ]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def _answers(output: str) -> dict[Any, dict[str, Any]]:
+    """The answers on stdout by id (every line must be a JSON-RPC message)."""
+    messages = [json.loads(line) for line in output.splitlines()]
+    return {message["id"]: message for message in messages if "id" in message}
+
+
+def _assert_both_answered(output: str) -> None:
+    answers = _answers(output)
+    assert set(answers) == {2, 3}, output
+    assert answers[2]["result"]["protocolVersion"] == 1
+    assert answers[3]["result"]["sessionId"]
+
+
+def test_requests_piped_with_the_input_closed_at_once_are_answered(project: Project) -> None:
+    done = subprocess.run(
+        project.acp_argv(),
+        env=project.env,
+        input=_requests(project),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    _assert_both_answered(done.stdout)
+    assert "Traceback" not in done.stderr
+
+
+def test_input_and_output_can_be_regular_files(project: Project, tmp_path: Path) -> None:
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(_requests(project))
+    answers = tmp_path / "answers.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        done = subprocess.run(
+            project.acp_argv(),
+            env=project.env,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    _assert_both_answered(answers.read_text())
+
+
+def _refused(project: Project, *args: str, stdin: Any = None, input: str = "") -> str:
+    """Run ``raw acp ARGS``, which must refuse to start: its stderr."""
+    done = subprocess.run(
+        project.acp_argv(*args),
+        env=project.env,
+        stdin=stdin,
+        input=None if stdin is not None else input,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    return done.stderr
+
+
+def test_a_log_file_that_cannot_be_opened_is_a_usage_error(project: Project) -> None:
+    missing = project.root / "no-such-folder" / "acp.log"
+    stderr = _refused(project, "--log-file", str(missing), input=_requests(project))
+    assert stderr.startswith("raw: usage_invalid: cannot open the log file"), stderr
+    assert "--log-file" in stderr
+
+
+def test_an_agent_the_config_lacks_is_refused_at_startup(project: Project) -> None:
+    stderr = _refused(project, "--agent", "nope", input=_requests(project))
+    assert stderr.startswith("raw: config_invalid: no agent named 'nope'"), stderr
+
+
+def test_several_agents_and_no_choice_is_refused_at_startup(project: Project) -> None:
+    document = json.loads(project.config.read_text())
+    document["agents"]["other"] = document["agents"]["coder"]
+    project.config.write_text(json.dumps(document))
+    stderr = _refused(project, input=_requests(project))
+    assert stderr.startswith("raw: config_invalid: the config defines several agents"), stderr
+
+
+def test_a_closed_stdin_is_a_usage_error(project: Project) -> None:
+    # With no descriptor 0 there is nothing to serve on: one line, no traceback.
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" <&-', "sh", *project.acp_argv()],
+        env=project.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.startswith("raw: usage_invalid: cannot serve ACP"), done.stderr
+    assert "Traceback" not in done.stderr
