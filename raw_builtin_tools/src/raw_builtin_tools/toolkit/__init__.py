@@ -40,7 +40,9 @@ The parts, by what a tool needs them for:
   :data:`COMMAND_WRAPPERS`) and the files its redirections write, with
   :data:`COMMAND_FLAGS` for what it cannot know, within :data:`MAX_COMMAND_BYTES`,
   :data:`MAX_COMMAND_NODES`, :data:`MAX_COMMAND_DEPTH`, :data:`MAX_COMMAND_PROGRAMS` and
-  :data:`MAX_PARSE_SECONDS`;
+  :data:`MAX_PARSE_SECONDS`; :func:`commands_effects` gives the intended effects of the
+  lines of one call under one budget (:data:`CALL_BYTES`, :data:`CALL_NODES`,
+  :data:`CALL_PARSE_SECONDS`), in the shape builtin/bash and builtin/process declare;
 * commands: :func:`run_command` runs one in a process group of its own with a deadline, a
   cancellation :class:`Signal` and bounded :class:`Capture` of its output, and returns an
   :class:`Outcome`; :func:`kill_group` kills such a group;
@@ -102,6 +104,12 @@ from raw_builtin_tools.toolkit.patch import (
 from raw_builtin_tools.toolkit.paths import normalize, path_problem
 from raw_builtin_tools.toolkit.processes import Capture, Outcome, Signal, kill_group, run_command
 from raw_builtin_tools.toolkit.shell import parse_command
+from raw_builtin_tools.toolkit.shell_effects import (
+    CALL_BYTES,
+    CALL_NODES,
+    CALL_PARSE_SECONDS,
+    commands_effects,
+)
 from raw_builtin_tools.toolkit.shell_records import (
     COMMAND_FLAGS,
     MAX_COMMAND_BYTES,
@@ -116,6 +124,9 @@ from raw_builtin_tools.toolkit.workspace import EditError, Workspace
 from raw_builtin_tools.toolkit.wrappers import COMMAND_WRAPPERS
 
 __all__ = [
+    "CALL_BYTES",
+    "CALL_NODES",
+    "CALL_PARSE_SECONDS",
     "COMMAND_FLAGS",
     "COMMAND_WRAPPERS",
     "MAX_COMMAND_BYTES",
@@ -157,6 +168,7 @@ __all__ = [
     "Workspace",
     "append",
     "apply_hunks",
+    "commands_effects",
     "join_lines",
     "kill_group",
     "normalize",

@@ -15,7 +15,7 @@ cap then limits what the model receives.
 run, seen through wrappers such as ``sudo``, ``xargs`` and ``bash -c``, and the files its
 redirections write, as absolute paths in the ``files[*].path`` shape write_file uses, so
 one rule covers both tools. It reads nothing and runs nothing; the commands of one call
-share one budget (:data:`CALL_BYTES`, :data:`CALL_NODES`, :data:`CALL_PARSE_SECONDS`) on
+share one budget (:func:`raw_builtin_tools.toolkit.commands_effects`) on
 top of each command's own limits, so a call's effects are bounded (docs/tools/bash.md,
 "Limits").
 
@@ -35,12 +35,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from raw_builtin_tools.toolkit import (
-    MAX_COMMAND_BYTES,
-    MAX_COMMAND_NODES,
-    MAX_PARSE_SECONDS,
     Capture,
     Outcome,
-    parse_command,
+    commands_effects,
     run_command,
     surrogate_problem,
 )
@@ -49,12 +46,6 @@ from raw_core import BatchResult, ToolContext
 DEFAULT_TIMEOUT_MS: Final = 120_000
 MAX_CAPTURE_BYTES: Final = 1024 * 1024
 LABEL_CHARS: Final = 100
-CALL_BYTES: Final = 2 * MAX_COMMAND_BYTES
-"""Bytes of Bash text the commands of one call may have parsed together."""
-CALL_NODES: Final = 2 * MAX_COMMAND_NODES
-"""Syntax-tree nodes the commands of one call may have walked together."""
-CALL_PARSE_SECONDS: Final = 3 * MAX_PARSE_SECONDS
-"""Time tree-sitter may spend parsing the commands of one call together."""
 
 
 def validate_args(args: Mapping[str, Any]) -> str | None:
@@ -77,28 +68,7 @@ def describe_effects(args: Mapping[str, Any], context: ToolContext) -> dict[str,
     ``write``), absolute and lexically normalized against ``context.cwd``."""
     cwd = str(context.cwd)
     home = os.environ.get("HOME") or None  # the shell inherits raw's environment
-    spent_bytes = spent_nodes = 0
-    spent_seconds = 0.0
-    commands: list[dict[str, Any]] = []
-    files: dict[str, None] = {}
-    for entry in args["commands"]:
-        parsed = parse_command(
-            entry["command"],
-            cwd,
-            home=home,
-            max_bytes=CALL_BYTES - spent_bytes,
-            max_nodes=CALL_NODES - spent_nodes,
-            max_seconds=CALL_PARSE_SECONDS - spent_seconds,
-        )
-        spent_bytes += parsed.parsed_bytes
-        spent_nodes += parsed.nodes
-        spent_seconds += parsed.parse_seconds
-        commands.append(parsed.to_effect())
-        files.update(dict.fromkeys(parsed.writes))
-    return {
-        "commands": commands,
-        "files": [{"path": path, "operation": "write"} for path in files],
-    }
+    return commands_effects(((entry["command"], cwd) for entry in args["commands"]), home=home)
 
 
 def _label(command: str) -> str:

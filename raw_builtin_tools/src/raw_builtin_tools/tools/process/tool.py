@@ -28,16 +28,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from raw_builtin_tools.toolkit import (
-    MAX_COMMAND_BYTES,
-    MAX_COMMAND_NODES,
-    MAX_PARSE_SECONDS,
     STOP_GRACE_SECONDS,
     BackgroundProcess,
     OutputChunk,
     ProcessProblem,
     ProcessTable,
+    commands_effects,
     normalize,
-    parse_command,
     path_problem,
     surrogate_problem,
 )
@@ -49,9 +46,6 @@ DEFAULT_WAIT_MS: Final = 10_000
 LABEL_CHARS: Final = 100
 ROW_OVERHEAD: Final = 200
 """Bytes of a read row that are not output (header, range line, drop note)."""
-CALL_BYTES: Final = 2 * MAX_COMMAND_BYTES
-CALL_NODES: Final = 2 * MAX_COMMAND_NODES
-CALL_PARSE_SECONDS: Final = 3 * MAX_PARSE_SECONDS
 
 _FIELDS: Final = {
     "start": ({"name"}, {"command", "argv", "cwd"}),
@@ -129,30 +123,8 @@ def describe_effects(args: Mapping[str, Any], context: ToolContext) -> dict[str,
     """``{"commands": [{"programs", "flags"}], "files": [{"path", "operation"}]}``, as
     builtin/bash's: one entry per ``start``, in order."""
     home = os.environ.get("HOME") or None
-    spent_bytes = spent_nodes = 0
-    spent_seconds = 0.0
-    commands: list[dict[str, Any]] = []
-    files: dict[str, None] = {}
-    for entry in args["actions"]:
-        if entry["action"] != "start":
-            continue
-        parsed = parse_command(
-            _line(entry),
-            _cwd(entry, context),
-            home=home,
-            max_bytes=CALL_BYTES - spent_bytes,
-            max_nodes=CALL_NODES - spent_nodes,
-            max_seconds=CALL_PARSE_SECONDS - spent_seconds,
-        )
-        spent_bytes += parsed.parsed_bytes
-        spent_nodes += parsed.nodes
-        spent_seconds += parsed.parse_seconds
-        commands.append(parsed.to_effect())
-        files.update(dict.fromkeys(parsed.writes))
-    return {
-        "commands": commands,
-        "files": [{"path": path, "operation": "write"} for path in files],
-    }
+    starts = (entry for entry in args["actions"] if entry["action"] == "start")
+    return commands_effects(((_line(entry), _cwd(entry, context)) for entry in starts), home=home)
 
 
 def _short(text: str) -> str:
