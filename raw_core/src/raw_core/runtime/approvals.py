@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import anyio
 
@@ -33,7 +32,7 @@ from raw_core.errors import ApprovalDenied, ApprovalUnavailable, Cancelled
 from raw_core.frozen import thaw
 from raw_core.runtime.events import ApprovalRequested, LoopEvent
 from raw_core.runtime.frontend import FrontEnd
-from raw_core.runtime.interactions import record_end
+from raw_core.runtime.interactions import first_error, ignore_event, record_end
 from raw_core.sessions.backend import (
     ApprovalAnswer,
     PendingRequest,
@@ -46,16 +45,6 @@ from raw_core.sessions.backend import (
 from raw_core.tools.calls import ApprovalRequest
 
 __all__ = ["ApprovalBroker"]
-
-
-def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
-    """The first exception in ``group``, however deeply nested."""
-    first = group.exceptions[0]
-    return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
-
-
-def _ignore(event: LoopEvent) -> None:
-    """Where events go before the session sets the broker's emitter."""
 
 
 class ApprovalBroker:
@@ -75,7 +64,7 @@ class ApprovalBroker:
         self._backend = backend
         self._front_end = front_end
         self._wait = wait
-        self.emit: Callable[[LoopEvent], None] = _ignore
+        self.emit: Callable[[LoopEvent], None] = ignore_event
 
     async def __call__(self, request: ApprovalRequest) -> bool:
         """Store the request, wait for its first answer, record the outcome; True when
@@ -151,7 +140,7 @@ class ApprovalBroker:
             await self._race(record, request, answers)
         except BaseExceptionGroup as group_error:
             # A front end's failure surfaces as itself, not wrapped in the group.
-            raise _first_error(group_error) from None
+            raise first_error(group_error) from None
         for found in answers:
             if isinstance(found, PendingRequest):
                 stored = found

@@ -55,12 +55,14 @@ __all__ = ["InteractionBroker", "interrupt_pending"]
 logger = logging.getLogger("raw_core.runtime")
 
 
-def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
+def first_error(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The first exception in ``group``, however deeply nested (what a broker's wait
+    raises when its task group ends in an error)."""
     first = group.exceptions[0]
-    return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
+    return first_error(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def _ignore(event: LoopEvent) -> None:
+def ignore_event(event: LoopEvent) -> None:
     """Where events go before the session sets the broker's emitter."""
 
 
@@ -85,7 +87,7 @@ class InteractionBroker:
         self._writer = writer
         self._backend = backend
         self._front_end = front_end
-        self.emit: Callable[[LoopEvent], None] = _ignore
+        self.emit: Callable[[LoopEvent], None] = ignore_event
 
     async def __call__(self, request: InteractionRequest) -> InteractionAnswer:
         """Store the request, wait for its first answer, record the end; the answer.
@@ -150,7 +152,7 @@ class InteractionBroker:
             with anyio.move_on_after(request.timeout_ms / 1000):
                 await self._race(record, request, found)
         except BaseExceptionGroup as group_error:
-            raise _first_error(group_error) from None
+            raise first_error(group_error) from None
         stored = next((f for f in found if isinstance(f, PendingRequest)), None)
         if stored is not None:  # an answer given by id (or the request's end) stands
             return stored
