@@ -118,6 +118,20 @@ def test_sessions_compact_fails_cleanly_when_the_model_fails(
     assert context_of(tmp_path, session_id) == before
 
 
+def test_sessions_compact_exits_2_for_a_config_error(tmp_path: Path, env: dict[str, str]) -> None:
+    session_id = seeded(tmp_path, 3)
+    before = context_of(tmp_path, session_id)
+    config = project(tmp_path, ["unused"])
+    done = raw(
+        "sessions", "compact", session_id, "--config", str(config), "--agent", "nope",
+        "--json", env=env,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert json.loads(done.stdout)["error"]["code"] == "config_invalid"
+    assert "Traceback" not in done.stderr
+    assert context_of(tmp_path, session_id) == before
+
+
 def test_a_turn_past_the_threshold_compacts_and_the_terminal_says_so(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

@@ -12,7 +12,7 @@ import click
 
 from raw_core.cli._app import agent_option, config_option, with_app
 from raw_core.cli._blocks import block_display
-from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, emit_json
+from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, emit_json, fail
 from raw_core.cli._panels import panel_full, panel_name
 from raw_core.cli.run import conversation, one_turn, run_options
 
@@ -270,22 +270,29 @@ def compact(
     """Compact a session now: its model summarizes the oldest part of the model context,
     which the summary replaces; the most recent messages stay as they were, and the display
     history keeps everything. Exits 0 when it compacted (or there was nothing to compact),
-    1 when the model's request failed (nothing changed), 130 when Ctrl-C stopped it."""
+    1 when the model's request failed (nothing changed), 130 when Ctrl-C stopped it,
+    2 for a usage or config error."""
     session_id = _full_id(session_id, as_json=as_json, config_path=config_path)
     from raw_core.cli._interrupt import CtrlC
+    from raw_core.errors import ProviderError
 
     found: list[Any] = []
+    failed: list[ProviderError] = []
     ctrl_c = CtrlC()
 
     async def work(app: Any) -> int:
         ctrl_c.session_id = session_id
         with ctrl_c.turn() as signal:
-            found.append(await app.compact_session(session_id, agent=agent_name, signal=signal))
+            try:
+                found.append(await app.compact_session(session_id, agent=agent_name, signal=signal))
+            except ProviderError as exc:  # the compaction itself failed: exit 1, not 2
+                failed.append(exc)
         return EXIT_OK
 
-    code = with_app(
-        work, config_path=config_path, as_json=as_json, error_exit=EXIT_ERROR, ctrl_c=ctrl_c
-    )
+    # Any other error (config, usage, an unknown agent) exits 2, as raw run does.
+    code = with_app(work, config_path=config_path, as_json=as_json, ctrl_c=ctrl_c)
+    if failed:
+        fail(failed[0], as_json=as_json, exit_code=EXIT_ERROR)
     if not found:
         sys.exit(code)
     ended = found[0].to_dict()
