@@ -105,3 +105,48 @@ def test_the_documented_bash_completion_prints_a_completion_function(env: dict[s
     result = raw(env)
     assert result.returncode == 0, result.stderr
     assert "complete -o nosort -F _raw_completion raw" in result.stdout
+
+
+def test_a_config_error_in_text_names_the_file_it_is_in(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    managed = tmp_path / "m.json"
+    managed.write_text(
+        json.dumps(
+            {
+                "rules": [
+                    {
+                        "match": "builtin/bash",
+                        "effect": "ask",
+                        "when": {"any": "commands[*].programs[*].name", "regex": "^rm$"},
+                    }
+                ]
+            }
+        )
+    )
+    config = tmp_path / "raw.json"
+    config.write_text(
+        json.dumps(
+            {
+                "models": {"m": {"provider": "replay", "model": "x"}},
+                "agents": {"a": {"model": "m", "tools": {"use": []}}},
+            }
+        )
+    )
+    env["RAW_MANAGED_CONFIG"] = str(managed)
+    done = raw(env, "policy", "lint", "--config", str(config))
+    assert done.returncode == 2
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("raw: config_invalid: ")
+    assert "$.rules[0].when.source" in first
+    assert first.endswith(f"(in {managed})")
+    assert "Traceback" not in done.stderr
+
+
+def test_a_config_error_that_names_its_file_does_not_repeat_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "nowhere.json"
+    done = raw(env, "policy", "lint", "--config", str(missing))
+    assert done.returncode == 2
+    assert done.stderr.count(str(missing)) <= 1

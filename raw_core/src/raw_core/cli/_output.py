@@ -24,8 +24,21 @@ def emit_json(value: Any) -> None:
 
 
 def describe(error: RawError) -> str:
-    """``code: message (at field)`` for humans."""
-    return str(error)
+    """``code: message (at field)`` for humans; a config error also names the file it is
+    in, ``(in PATH)``, as ``raw config validate`` does, unless its message already does."""
+    text = str(error)
+    where = _config_file(error)
+    if where is not None and where not in text:
+        text += f" (in {where})"
+    return text
+
+
+def _config_file(error: RawError) -> str | None:
+    """The config file (layer) a config error is in, when it says."""
+    where = error.context.get("path")
+    if isinstance(error, ConfigInvalid | ConfigNotFound) and isinstance(where, str):
+        return where
+    return None
 
 
 def fail(error: RawError, *, as_json: bool, exit_code: int = EXIT_USAGE) -> NoReturn:
@@ -35,8 +48,8 @@ def fail(error: RawError, *, as_json: bool, exit_code: int = EXIT_USAGE) -> NoRe
         payload = {"code": error.code, "message": error.message}
         if error.field is not None:
             payload["field"] = error.field
-        where = error.context.get("path")
-        if isinstance(error, ConfigInvalid | ConfigNotFound) and isinstance(where, str):
+        where = _config_file(error)
+        if where is not None:
             payload["path"] = where  # which of the config's files (layers) it is in
         emit_json({"error": payload})
     else:
