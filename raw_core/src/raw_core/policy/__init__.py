@@ -12,27 +12,22 @@ from typing import TYPE_CHECKING
 from raw_core._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from raw_core.policy._engine import (
-        Decision,
-        Explanation,
-        LintFinding,
-        Policy,
-        RuleExplanation,
-    )
+    from raw_core.policy._engine import Policy
     from raw_core.policy._glob import Glob
+    from raw_core.policy._records import Decision, Explanation, LintFinding, RuleExplanation
     from raw_core.policy.examples import ExampleResult
     from raw_core.policy.floors import FlooredPolicy, LayerExplanation, bind_floors
 
 _EXPORTS: dict[str, str] = {
-    "Decision": "raw_core.policy._engine",
+    "Decision": "raw_core.policy._records",
     "ExampleResult": "raw_core.policy.examples",
-    "Explanation": "raw_core.policy._engine",
+    "Explanation": "raw_core.policy._records",
     "FlooredPolicy": "raw_core.policy.floors",
     "Glob": "raw_core.policy._glob",
     "LayerExplanation": "raw_core.policy.floors",
-    "LintFinding": "raw_core.policy._engine",
+    "LintFinding": "raw_core.policy._records",
     "Policy": "raw_core.policy._engine",
-    "RuleExplanation": "raw_core.policy._engine",
+    "RuleExplanation": "raw_core.policy._records",
     "bind_floors": "raw_core.policy.floors",
 }
 

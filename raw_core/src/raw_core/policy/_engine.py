@@ -22,13 +22,19 @@ the tool), and keeps per tool only the rules that can decide its calls, last fir
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from raw_core.config import Effect, Match, Rule
+from raw_core.config import Effect, Rule
 from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
+from raw_core.policy._chain import Chain, Step
 from raw_core.policy._glob import Glob
+from raw_core.policy._records import (
+    ALLOW,
+    Decision,
+    Explanation,
+    LintFinding,
+    RuleExplanation,
+)
 from raw_core.policy.examples import ExampleResult, raise_failed
 from raw_core.policy.examples import check_examples as check
 from raw_core.policy.predicate import (
@@ -36,7 +42,6 @@ from raw_core.policy.predicate import (
     PredicateError,
     PreparedPredicate,
     ToolShape,
-    join_predicates,
     prepare_predicate,
 )
 
@@ -50,206 +55,6 @@ __all__ = [
     "Policy",
     "RuleExplanation",
 ]
-
-
-_WHERE: Final = {
-    "agent": "tools.rules",
-    "project": "the project floor",
-    "user": "the user floor",
-    "managed": "the managed floor",
-    "config": "the config's floor",
-}
-
-
-@attrs.frozen(kw_only=True)
-class Decision:
-    """The verdict for one call and the index of the rule that decided it (``None``: no
-    rule matched, so the call is allowed), in the rules of ``layer``: ``agent`` (its
-    ``tools.rules``) or a floor (``project``, ``user``, ``managed``, ``config``)."""
-
-    verdict: Effect
-    rule: int | None
-    layer: str = "agent"
-
-    @property
-    def where(self) -> str:
-        """The rules that decided, as messages name them: ``tools.rules``, ``the user
-        floor``..."""
-        return _WHERE.get(self.layer, f"the {self.layer} floor")
-
-
-_ALLOW: Final = Decision(verdict="allow", rule=None)
-
-
-@attrs.frozen(kw_only=True)
-class RuleExplanation:
-    """One rule, as :meth:`Policy.explain` saw it for one call."""
-
-    index: int
-    match: Match
-    effect: Effect
-    matched: bool
-    why: str
-
-    @property
-    def match_text(self) -> str:
-        """``match`` as text: the glob, or the globs joined by ``, ``."""
-        return self.match if isinstance(self.match, str) else ", ".join(self.match)
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{index, match, effect, matched, why}`` (``match`` a string or a list)."""
-        return {
-            "index": self.index,
-            "match": _match_json(self.match),
-            "effect": self.effect,
-            "matched": self.matched,
-            "why": self.why,
-        }
-
-
-@attrs.frozen(kw_only=True)
-class Explanation:
-    """Every rule matched or not, and why; the verdict and the rule that decided it."""
-
-    identity: str
-    exposed: bool
-    rules: tuple[RuleExplanation, ...]
-    verdict: Effect
-    decided_by: int | None
-    layer: str = "agent"
-    """Whose rules decided: ``agent``, or a floor's layer (``decided_by`` indexes them)."""
-    layers: tuple[Any, ...] = ()
-    """With floors, each layer's view (:class:`raw_core.policy.floors.LayerExplanation`),
-    the agent's first; empty without floors."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{identity, exposed, rules, verdict, decided_by}``, and with floors ``layer``
-        and ``layers``."""
-        found: dict[str, Any] = {
-            "identity": self.identity,
-            "exposed": self.exposed,
-            "rules": [rule.to_dict() for rule in self.rules],
-            "verdict": self.verdict,
-            "decided_by": self.decided_by,
-        }
-        if self.layers:
-            found["layer"] = self.layer
-            found["layers"] = [layer.to_dict() for layer in self.layers]
-        return found
-
-
-@attrs.frozen(kw_only=True)
-class LintFinding:
-    """A rule that cannot do what it seems to.
-
-    ``kind`` is ``matches_nothing`` (its glob matches no selected tool) or
-    ``never_decides`` (every selected tool it matches is also matched by a later
-    unconditional rule, which always decides first; ``shadowed_by`` lists those rules) or
-    ``floor_overrides`` (for every selected tool it matches, a floor gives every call a
-    stricter verdict than its effect; ``layers`` names those floors).
-    """
-
-    kind: Literal["matches_nothing", "never_decides", "floor_overrides"]
-    rule: int
-    match: Match
-    effect: Effect
-    message: str
-    tools: tuple[str, ...] = ()
-    shadowed_by: tuple[int, ...] = ()
-    layers: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "kind": self.kind,
-            "rule": self.rule,
-            "match": _match_json(self.match),
-            "effect": self.effect,
-            "message": self.message,
-            "tools": list(self.tools),
-            "shadowed_by": list(self.shadowed_by),
-            "layers": list(self.layers),
-        }
-
-
-class _Step:
-    """One rule in a tool's decision chain: the decision it gives when it matches, and its
-    predicate's accessor (``None`` for an unconditional rule). ``guard`` is the index of
-    the chain's joined test that covers it (-1: none): when that test fails, this rule
-    cannot match and is skipped."""
-
-    __slots__ = ("decision", "guard", "on_effects", "predicate", "test")
-
-    def __init__(self, decision: Decision, predicate: BoundPredicate | None) -> None:
-        self.decision = decision
-        self.predicate = predicate
-        self.test = predicate.accessor if predicate is not None else None
-        self.on_effects = predicate is not None and predicate.source == "effects"
-        self.guard = -1
-
-
-class _Chain:
-    """The rules that can decide one tool's calls, last first, with the conditional rules
-    that read the same source and path joined into one pass
-    (:func:`~raw_core.policy.predicate.join_predicates`).
-
-    A call whose strings match none of a group's patterns is decided without running any
-    of them; only when a group's joined test passes are its rules tried one by one, in
-    chain order, so the last matching rule still wins.
-    """
-
-    __slots__ = ("guards", "steps", "unguarded")
-
-    def __init__(self, steps: tuple[_Step, ...]) -> None:
-        self.steps = steps
-        groups: dict[tuple[str, tuple[object, ...]], list[_Step]] = {}
-        for step in steps:
-            if step.predicate is not None:
-                key = (step.predicate.source, step.predicate.steps)
-                groups.setdefault(key, []).append(step)
-        guards: list[tuple[Callable[[Any], bool], bool]] = []
-        for (source, _path), members in groups.items():
-            if len(members) < 2:
-                continue
-            predicates = [m.predicate for m in members if m.predicate is not None]
-            for accessor, indexes in join_predicates(predicates):
-                for index in indexes:
-                    members[index].guard = len(guards)
-                guards.append((accessor, source == "effects"))
-        self.guards = tuple(guards)
-        self.unguarded = tuple(step for step in steps if step.guard < 0)
-        """The steps left to try when every joined test fails."""
-
-    def decide(self, arguments: Any, effects: Any) -> Decision:
-        steps = self.steps
-        if self.guards:
-            passed = [
-                test(effects if on_effects else arguments) for test, on_effects in self.guards
-            ]
-            if any(passed):
-                return self._walk(arguments, effects, passed)
-            steps = self.unguarded
-        for step in steps:
-            test = step.test
-            if test is None or test(effects if step.on_effects else arguments):
-                return step.decision
-        return _ALLOW
-
-    def _walk(self, arguments: Any, effects: Any, passed: list[bool]) -> Decision:
-        """Every step in order, skipping those whose joined test failed."""
-        for step in self.steps:
-            test = step.test
-            if test is None:
-                return step.decision
-            if step.guard >= 0 and not passed[step.guard]:
-                continue
-            if test(effects if step.on_effects else arguments):
-                return step.decision
-        return _ALLOW
-
-
-def _match_json(match: Match) -> str | list[str]:
-    return match if isinstance(match, str) else list(match)
 
 
 def _rule_label(index: int, rule: Rule) -> str:
@@ -309,16 +114,16 @@ class Policy:
         decisions = [
             Decision(verdict=rule.effect, rule=i, layer=layer) for i, rule in enumerate(rules)
         ]
-        self._chains: dict[str, _Chain] = {}
+        self._chains: dict[str, Chain] = {}
         self._hidden: dict[str, int] = {}
         for identity, indexes in self._matching.items():
-            chain: list[_Step] = []
+            chain: list[Step] = []
             for index in reversed(indexes):
                 predicate = self._bound.get((index, identity))
-                chain.append(_Step(decisions[index], predicate))
+                chain.append(Step(decisions[index], predicate))
                 if predicate is None:
                     break  # an unconditional rule: nothing before it can decide
-            self._chains[identity] = _Chain(tuple(chain))
+            self._chains[identity] = Chain(tuple(chain))
             if chain and chain[0].predicate is None and chain[0].decision.verdict == "deny":
                 self._hidden[identity] = indexes[-1]
 
@@ -478,7 +283,7 @@ class Policy:
         if chain is None:
             raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
         steps = chain.steps
-        return steps[-1].decision if steps and steps[-1].test is None else _ALLOW
+        return steps[-1].decision if steps and steps[-1].test is None else ALLOW
 
     def decider(self, identity: str) -> Callable[[Any, Any], Decision]:
         """``decide`` for one tool, bound once: ``decider(identity)(arguments, effects)``

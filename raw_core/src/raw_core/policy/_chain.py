@@ -1,0 +1,90 @@
+"""A tool's decision chain: the rules that can decide its calls, last first, with the
+conditional rules that test the same strings joined into one RE2 pass, so that a call no
+rule's condition matches is decided by one test. :class:`~raw_core.policy._engine.Policy`
+builds one per selected tool when it is bound; deciding a call walks it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from raw_core.policy._records import ALLOW, Decision
+from raw_core.policy.predicate import BoundPredicate, join_predicates
+
+__all__ = ["Chain", "Step"]
+
+
+class Step:
+    """One rule in a tool's decision chain: the decision it gives when it matches, and its
+    predicate's accessor (``None`` for an unconditional rule). ``guard`` is the index of
+    the chain's joined test that covers it (-1: none): when that test fails, this rule
+    cannot match and is skipped."""
+
+    __slots__ = ("decision", "guard", "on_effects", "predicate", "test")
+
+    def __init__(self, decision: Decision, predicate: BoundPredicate | None) -> None:
+        self.decision = decision
+        self.predicate = predicate
+        self.test = predicate.accessor if predicate is not None else None
+        self.on_effects = predicate is not None and predicate.source == "effects"
+        self.guard = -1
+
+
+class Chain:
+    """The rules that can decide one tool's calls, last first, with the conditional rules
+    that read the same source and path joined into one pass
+    (:func:`~raw_core.policy.predicate.join_predicates`).
+
+    A call whose strings match none of a group's patterns is decided without running any
+    of them; only when a group's joined test passes are its rules tried one by one, in
+    chain order, so the last matching rule still wins.
+    """
+
+    __slots__ = ("guards", "steps", "unguarded")
+
+    def __init__(self, steps: tuple[Step, ...]) -> None:
+        self.steps = steps
+        groups: dict[tuple[str, tuple[object, ...]], list[Step]] = {}
+        for step in steps:
+            if step.predicate is not None:
+                key = (step.predicate.source, step.predicate.steps)
+                groups.setdefault(key, []).append(step)
+        guards: list[tuple[Callable[[Any], bool], bool]] = []
+        for (source, _path), members in groups.items():
+            if len(members) < 2:
+                continue
+            predicates = [m.predicate for m in members if m.predicate is not None]
+            for accessor, indexes in join_predicates(predicates):
+                for index in indexes:
+                    members[index].guard = len(guards)
+                guards.append((accessor, source == "effects"))
+        self.guards = tuple(guards)
+        self.unguarded = tuple(step for step in steps if step.guard < 0)
+        """The steps left to try when every joined test fails."""
+
+    def decide(self, arguments: Any, effects: Any) -> Decision:
+        steps = self.steps
+        if self.guards:
+            passed = [
+                test(effects if on_effects else arguments) for test, on_effects in self.guards
+            ]
+            if any(passed):
+                return self._walk(arguments, effects, passed)
+            steps = self.unguarded
+        for step in steps:
+            test = step.test
+            if test is None or test(effects if step.on_effects else arguments):
+                return step.decision
+        return ALLOW
+
+    def _walk(self, arguments: Any, effects: Any, passed: list[bool]) -> Decision:
+        """Every step in order, skipping those whose joined test failed."""
+        for step in self.steps:
+            test = step.test
+            if test is None:
+                return step.decision
+            if step.guard >= 0 and not passed[step.guard]:
+                continue
+            if test(effects if step.on_effects else arguments):
+                return step.decision
+        return ALLOW
