@@ -1,27 +1,39 @@
-"""What a lone call through the session service needs beside the dispatcher: the front
-end's answers as approval and interaction callbacks (nothing is stored: a lone call has no
-session), the checking of answers given by id, and the result as the model would receive
-it."""
+"""A lone call through the session service (:func:`call_one`) and what it needs beside
+the dispatcher: the front end's answers as approval and interaction callbacks (nothing is
+stored: a lone call has no session), the checking of answers given by id, and the result
+as the model would receive it."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 
-from raw_core.errors import AnswerInvalid, ApprovalDenied, Cancelled, RawError
-from raw_core.runtime.frontend import FrontEnd
+from raw_core.errors import (
+    AnswerInvalid,
+    ApprovalDenied,
+    Cancelled,
+    InvalidArguments,
+    RawError,
+    ToolUnknown,
+)
+from raw_core.runtime.frontend import CallbackFrontEnd, FrontEnd
 from raw_core.runtime.interactions import can_interact
 from raw_core.sessions.backend import ApprovalAnswer, InteractionAnswer, PendingRequest
 from raw_core.sessions.blocks import ContentBlock, TextBlock, VarPlaceholder
+from raw_core.tools.calls import ToolCall
 from raw_core.tools.interactions import InteractionRequest, check_answer, form_of
+from raw_core.tools.resources import SessionResources
+from raw_core.tools.results import ToolResult
 
 if TYPE_CHECKING:
     from raw_core.agent import Agent
-    from raw_core.tools.results import ToolResult
+    from raw_core.plugins import PluginHost
 
-__all__ = ["approval_of", "checked_answer", "interactions_of", "with_values"]
+__all__ = ["approval_of", "call_one", "checked_answer", "interactions_of", "with_values"]
 
 
 def with_values(result: ToolResult, agent: Agent) -> ToolResult:
@@ -132,3 +144,48 @@ def checked_answer(
             request_id=request.id,
         )
     return ApprovalAnswer(approved=approved, by=by, message=message)
+
+
+async def call_one(
+    loaded: Agent,
+    host: PluginHost,
+    identity: str,
+    arguments: str | Mapping[str, Any],
+    *,
+    front_end: FrontEnd | None,
+    cwd: str | os.PathLike[str] | None,
+    max_output_bytes: int | None,
+) -> ToolResult:
+    """One call of ``identity`` through agent ``loaded``'s dispatcher, as
+    :meth:`raw_core.app.App.call_tool` runs it: ``front_end`` approves and answers (none:
+    one that cannot ask), nothing is stored, nothing the call started outlives it, and
+    the result is what the model would receive."""
+    front_end = front_end if front_end is not None else CallbackFrontEnd()
+    tool = next((t for t in loaded.registry if t.identity == identity), None)
+    if tool is None:
+        return ToolResult.from_error(
+            ToolUnknown(f"{identity} is not selected by agent {loaded.name!r}", tool=identity)
+        )
+    # The call is the whole runtime: what its tool keeps (a process) ends with it.
+    resources = SessionResources()
+    dispatcher = loaded.dispatcher(
+        host=host,
+        approval=approval_of(front_end),
+        cwd=cwd,
+        max_output_bytes=max_output_bytes,
+        resources=resources,
+        interactions=interactions_of(front_end),
+    )
+    try:
+        call = (
+            ToolCall(id="call_1", name=tool.name, arguments=arguments)
+            if isinstance(arguments, str)
+            else ToolCall.with_arguments(id="call_1", name=tool.name, arguments=arguments)
+        )
+    except InvalidArguments as error:
+        return ToolResult.from_error(error)
+    try:
+        result = await dispatcher.dispatch(call)
+    finally:
+        await resources.aclose()
+    return with_values(result, loaded)

@@ -1,5 +1,5 @@
-"""What :meth:`raw_core.app.App.list_tools` answers: an agent's tools as its model
-receives them."""
+"""What :meth:`raw_core.app.App.list_tools` answers, and makes with :func:`tool_listing`:
+an agent's tools as its model receives them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 import attrs
 
 if TYPE_CHECKING:
+    from raw_core.agent import Agent
+    from raw_core.plugins import PluginHost
     from raw_core.tools.registry import ToolDefinition
 
-__all__ = ["ToolListing"]
+__all__ = ["ToolListing", "tool_listing"]
 
 
 @attrs.frozen(kw_only=True)
@@ -26,3 +28,21 @@ class ToolListing:
     definitions: tuple[ToolDefinition, ...]
     hidden: Mapping[str, int]
     hidden_by: Mapping[str, str] = attrs.field(factory=dict)
+
+
+def tool_listing(loaded: Agent, host: PluginHost) -> ToolListing:
+    """Agent ``loaded``'s tools as its model receives them (descriptions rewritten by
+    ``host``'s plug-ins, as in a turn), and the selected tools an unconditional deny
+    hides."""
+    from raw_core.plugins.hooks import model_definitions
+
+    return ToolListing(
+        agent=loaded.name,
+        selected=len(loaded.registry),
+        definitions=tuple(model_definitions(loaded, host)),
+        hidden=dict(loaded.policy.hidden),
+        hidden_by={
+            identity: loaded.policy.hidden_layer(identity) or "agent"
+            for identity in loaded.policy.hidden
+        },
+    )

@@ -1,14 +1,16 @@
-"""``check_model``: one tiny streamed request, and what worked."""
+"""The config's models: ``describe_models`` (each one and its credential's state),
+``check_model`` (one tiny streamed request, and what worked) and ``agent_provider`` (the
+provider an agent's model names)."""
 
 from __future__ import annotations
 
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import attrs
 
-from raw_core.errors import ProviderUnavailable, RawError
+from raw_core.errors import ConfigInvalid, ProviderUnavailable, RawError
 from raw_core.providers.contract import (
     ModelRequest,
     Provider,
@@ -19,7 +21,20 @@ from raw_core.providers.contract import (
 )
 from raw_core.sessions.messages import UserMessage
 
-__all__ = ["CHECK_PROMPT", "CHECK_SYSTEM", "ModelCheck", "probe_model"]
+if TYPE_CHECKING:
+    from raw_core.agent import Agent
+    from raw_core.config import Config
+    from raw_core.plugins import PluginHost
+
+__all__ = [
+    "CHECK_PROMPT",
+    "CHECK_SYSTEM",
+    "ModelCheck",
+    "agent_provider",
+    "check_model",
+    "describe_models",
+    "probe_model",
+]
 
 CHECK_SYSTEM: Final = "You are a connectivity check. Answer with the single word: ok"
 CHECK_PROMPT: Final = "Reply with the single word ok."
@@ -106,4 +121,65 @@ async def probe_model(provider: Provider, seconds: float) -> ModelCheck:
         first_event_seconds=round(first, 3) if first is not None else None,
         seconds=round(time.monotonic() - started, 3),
         error=error,
+    )
+
+
+def describe_models(config: Config, host: PluginHost) -> list[dict[str, Any]]:
+    """The config's models, by name, as :meth:`raw_core.app.App.describe_models` lists
+    them: provider (and whether a plug-in provides it), model, address, API, vision, and
+    where the credential comes from and whether it is there — never its value."""
+    from raw_core.runtime.models import credential_status
+
+    providers = host.providers()
+    rows = []
+    for name, model in sorted(config.models.items()):
+        status = credential_status(model, vars=config.vars, base_dir=config.directory)
+        rows.append(
+            {
+                "name": name,
+                "provider": model.provider,
+                "provider_installed": model.provider in providers,
+                "model": model.model,
+                "base_url": model.base_url,
+                "api": model.api,
+                "vision": model.vision,
+                "credential": {"source": status.source, "state": status.state},
+            }
+        )
+    return rows
+
+
+async def check_model(config: Config, host: PluginHost, name: str, seconds: float) -> ModelCheck:
+    """:func:`probe_model` on the config's model ``name``; ``config_invalid`` for an
+    unknown model."""
+    from raw_core.agent.variables import VarService
+    from raw_core.runtime.models import make_provider
+
+    model = config.models.get(name)
+    if model is None:
+        known = ", ".join(sorted(config.models)) or "none"
+        raise ConfigInvalid(
+            f"no model named {name!r}; the config defines: {known}", field="$.models"
+        )
+    variables = VarService(config.vars, (), base_dir=config.directory)
+    provider = make_provider(host, model, name=name, resolve_var=variables.read_defined)
+    return await probe_model(provider, seconds)
+
+
+def agent_provider(config: Config, host: PluginHost, agent: Agent) -> Provider:
+    """The provider of the model agent ``agent`` names (its credential resolved through
+    the agent's variables); ``config_invalid`` when it names none."""
+    from raw_core.runtime.models import make_provider
+
+    model_name = agent.config.model
+    if model_name is None:
+        raise ConfigInvalid(
+            f"agent {agent.name!r} has no model: set agents.{agent.name}.model to one of models",
+            field=f"$.agents.{agent.name}.model",
+        )
+    return make_provider(
+        host,
+        config.models[model_name],
+        name=model_name,
+        resolve_var=agent.vars.read_defined,
     )

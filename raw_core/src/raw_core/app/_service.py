@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from raw_core.errors import ConfigInvalid, ConfigNotFound, InvalidArguments, ToolUnknown
+from raw_core.errors import ConfigNotFound
 
 # Everything else is imported when first used: importing this module (what a front end
 # does first) costs little more than ``import raw_core``; opening a service imports the
@@ -198,23 +198,11 @@ class App:
             yield agent
 
     def _make_provider(self, agent: Agent) -> Provider:
-        from raw_core.runtime.models import make_provider
+        from raw_core.app._probe import agent_provider
 
         if self._provider is not None:
             return self._provider
-        model_name = agent.config.model
-        if model_name is None:
-            raise ConfigInvalid(
-                f"agent {agent.name!r} has no model: set agents.{agent.name}.model to one of"
-                " models",
-                field=f"$.agents.{agent.name}.model",
-            )
-        return make_provider(
-            self.host,
-            self.config.models[model_name],
-            name=model_name,
-            resolve_var=agent.vars.read_defined,
-        )
+        return agent_provider(self.config, self.host, agent)
 
     # --- sessions ------------------------------------------------------------------------
 
@@ -406,20 +394,10 @@ class App:
     async def list_tools(self, agent: str | None = None) -> ToolListing:
         """What the agent's model receives (descriptions rewritten by plug-ins, as in a
         turn), and the selected tools hidden by an unconditional deny."""
-        from raw_core.app._listing import ToolListing
-        from raw_core.plugins.hooks import model_definitions
+        from raw_core.app._listing import tool_listing
 
         async with self.agent(agent) as loaded:
-            return ToolListing(
-                agent=loaded.name,
-                selected=len(loaded.registry),
-                definitions=tuple(model_definitions(loaded, self.host)),
-                hidden=dict(loaded.policy.hidden),
-                hidden_by={
-                    identity: loaded.policy.hidden_layer(identity) or "agent"
-                    for identity in loaded.policy.hidden
-                },
-            )
+            return tool_listing(loaded, self.host)
 
     async def list_hooks(self, agent: str | None = None) -> tuple[LoadedHook, ...]:
         """The command hooks the agent selects, in the order they run (each folder loaded
@@ -447,44 +425,18 @@ class App:
         ``read_var``) is filled in with the value, as a turn does when it builds a
         request. Nothing is stored, and nothing the call started outlives it (a process
         ``builtin/process`` starts is stopped when the call returns)."""
-        from raw_core.app._calls import approval_of, interactions_of, with_values
-        from raw_core.runtime.frontend import CallbackFrontEnd
-        from raw_core.tools.calls import ToolCall
-        from raw_core.tools.resources import SessionResources
-        from raw_core.tools.results import ToolResult
+        from raw_core.app._calls import call_one
 
-        front_end = front_end if front_end is not None else CallbackFrontEnd()
         async with self.agent(agent) as loaded:
-            tool = next((t for t in loaded.registry if t.identity == identity), None)
-            if tool is None:
-                return ToolResult.from_error(
-                    ToolUnknown(
-                        f"{identity} is not selected by agent {loaded.name!r}", tool=identity
-                    )
-                )
-            # The call is the whole runtime: what its tool keeps (a process) ends with it.
-            resources = SessionResources()
-            dispatcher = loaded.dispatcher(
-                host=self.host,
-                approval=approval_of(front_end),
+            return await call_one(
+                loaded,
+                self.host,
+                identity,
+                arguments,
+                front_end=front_end,
                 cwd=cwd,
                 max_output_bytes=max_output_bytes,
-                resources=resources,
-                interactions=interactions_of(front_end),
             )
-            try:
-                call = (
-                    ToolCall(id="call_1", name=tool.name, arguments=arguments)
-                    if isinstance(arguments, str)
-                    else ToolCall.with_arguments(id="call_1", name=tool.name, arguments=arguments)
-                )
-            except InvalidArguments as error:
-                return ToolResult.from_error(error)
-            try:
-                result = await dispatcher.dispatch(call)
-            finally:
-                await resources.aclose()
-            return with_values(result, loaded)
 
     async def explain(
         self,
@@ -524,39 +476,13 @@ class App:
         """The config's models, by name: provider (and whether a plug-in provides it),
         model, address, API, vision, and where the credential comes from and whether it
         is there — never its value."""
-        from raw_core.runtime.models import credential_status
+        from raw_core.app._probe import describe_models
 
-        providers = self.host.providers()
-        rows = []
-        for name, model in sorted(self.config.models.items()):
-            status = credential_status(model, vars=self.config.vars, base_dir=self.config.directory)
-            rows.append(
-                {
-                    "name": name,
-                    "provider": model.provider,
-                    "provider_installed": model.provider in providers,
-                    "model": model.model,
-                    "base_url": model.base_url,
-                    "api": model.api,
-                    "vision": model.vision,
-                    "credential": {"source": status.source, "state": status.state},
-                }
-            )
-        return rows
+        return describe_models(self.config, self.host)
 
     async def check_model(self, name: str, *, seconds: float = 60.0) -> ModelCheck:
         """Send one tiny streamed request to model ``name`` and report what worked.
         ``config_invalid`` for an unknown model; provider and credential errors raise."""
-        from raw_core.agent.variables import VarService
-        from raw_core.app._probe import probe_model
-        from raw_core.runtime.models import make_provider
+        from raw_core.app._probe import check_model
 
-        model = self.config.models.get(name)
-        if model is None:
-            known = ", ".join(sorted(self.config.models)) or "none"
-            raise ConfigInvalid(
-                f"no model named {name!r}; the config defines: {known}", field="$.models"
-            )
-        variables = VarService(self.config.vars, (), base_dir=self.config.directory)
-        provider = make_provider(self.host, model, name=name, resolve_var=variables.read_defined)
-        return await probe_model(provider, seconds)
+        return await check_model(self.config, self.host, name, seconds)
