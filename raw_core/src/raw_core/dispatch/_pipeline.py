@@ -33,7 +33,6 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
-from raw_core._json import JsonInputError, loads_strict
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
 from raw_core.dispatch._daemon import call_in_daemon
 from raw_core.dispatch._effects import DEFAULT_EFFECTS_TIMEOUT, describe
@@ -49,6 +48,7 @@ from raw_core.dispatch._support import (
     guard,
     wrap_middleware,
 )
+from raw_core.dispatch._values import parsed_arguments, result_of
 from raw_core.dispatch.finished import CallOutcome
 from raw_core.errors import (
     ApprovalDenied,
@@ -56,12 +56,10 @@ from raw_core.errors import (
     Cancelled,
     Denied,
     HandlerError,
-    InvalidArguments,
     RawError,
     Timeout,
-    ToolError,
 )
-from raw_core.frozen import fingerprint, freeze
+from raw_core.frozen import fingerprint
 from raw_core.hooks import HookContext, HookSet, LoadedHook, post_tool_use, pre_tool_use
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import (
@@ -70,8 +68,6 @@ from raw_core.plugins.hooks import (
     emit_event,
     run_check_hooks,
 )
-from raw_core.sessions.blocks import TextBlock
-from raw_core.tools._schema import SchemaValidationError
 from raw_core.tools.calls import (
     ApprovalCallback,
     ApprovalRequest,
@@ -90,10 +86,7 @@ from raw_core.tools.registry import Registry
 from raw_core.tools.resources import SessionResources
 from raw_core.tools.results import (
     DEFAULT_MAX_OUTPUT_BYTES,
-    BatchResult,
     ToolResult,
-    cap_blocks,
-    normalize_content,
 )
 
 __all__ = [
@@ -293,7 +286,7 @@ class Dispatcher:
         ``invalid_arguments``, ``effects_invalid`` (also when a descriptor outside raw
         runs past ``effects_timeout``) or ``cancelled``. A turn, ``raw tools call`` and
         ``raw policy explain`` all prepare calls here."""
-        arguments = self._validate(tool, call.arguments)
+        arguments = parsed_arguments(tool, call.arguments, self.max_argument_bytes)
         signal = signal if signal is not None else CancellationSignal()
         context = ToolContext(
             cwd=self.cwd,
@@ -344,29 +337,6 @@ class Dispatcher:
         tool = self.registry.by_name(name)
         self.policy.check_exposed(tool.identity)
         return tool
-
-    def _validate(self, tool: LoadedTool, raw: str) -> Any:
-        try:
-            value = loads_strict(raw, max_bytes=self.max_argument_bytes)
-        except JsonInputError as exc:
-            raise InvalidArguments(f"the arguments are not valid JSON: {exc}", field="$") from None
-        try:
-            tool.input_validator.validate(value)
-        except SchemaValidationError as exc:
-            raise InvalidArguments(f"{exc.path}: {exc.message}", field=exc.path) from None
-        # Frozen once: validate_args, the effects, hooks, approval and the handler all
-        # read this one value.
-        frozen = freeze(value)
-        if tool.validate_args is not None:
-            try:
-                problem = tool.validate_args(frozen)
-            except Exception as exc:
-                raise InvalidArguments(
-                    f"validate_args raised {type(exc).__name__}: {exc}", field="$"
-                ) from None
-            if problem is not None:
-                raise InvalidArguments(str(problem), field="$")
-        return frozen
 
     def _hooks_for(
         self, event: str, identity: str, arguments: Any, effects: Any
@@ -476,32 +446,4 @@ class Dispatcher:
                 raise
             return stopped
         room = self.max_output_bytes - len(self._note(panels).encode())
-        return self._result(returned, info.effects, room)
-
-    def _result(self, returned: Any, effects: Any, room: int) -> ToolResult:
-        if isinstance(returned, ToolResult):
-            return returned
-        if isinstance(returned, BatchResult):
-            model_text, full_text, truncated = returned.render(room)
-            return ToolResult(
-                status="ok",
-                content=(TextBlock(text=model_text),),
-                full_content=(TextBlock(text=full_text),),
-                effects=effects,
-                truncated=truncated,
-            )
-        blocks, is_error = normalize_content(returned)
-        capped, truncated = cap_blocks(blocks, room)
-        if is_error:
-            return ToolResult(
-                status="error",
-                code=ToolError.code,
-                message="the tool reported an error",
-                content=capped,
-                full_content=blocks,
-                effects=effects,
-                truncated=truncated,
-            )
-        return ToolResult(
-            status="ok", content=capped, full_content=blocks, effects=effects, truncated=truncated
-        )
+        return result_of(returned, info.effects, room)
