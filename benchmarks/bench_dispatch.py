@@ -51,6 +51,7 @@ from raw_core._json import loads_strict
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import DEFAULT_MAX_ARGUMENT_BYTES, Dispatcher
+from raw_core.dispatch._values import result_of
 from raw_core.plugins import PluginHost
 from raw_core.tools.calls import CallInfo, ToolCall, Verdict
 from raw_core.tools.results import DEFAULT_MAX_OUTPUT_BYTES
@@ -136,10 +137,8 @@ async def measure_raw(rounds: int = ROUNDS) -> dict[str, float]:
             except StopIteration:
                 pass
 
-        bare = dispatchers["no rules"]
-
         def normalise() -> None:  # the pipeline's own step: blocks, their cap, the result
-            bare._result(returned, None, DEFAULT_MAX_OUTPUT_BYTES)
+            result_of(returned, None, DEFAULT_MAX_OUTPUT_BYTES)
 
         variants: dict[str, Callable[[], Awaitable[float]]] = {
             "block: strict JSON parse": _sync_timer(
