@@ -17,17 +17,14 @@ the :class:`Runtime` from a config; an embedding app may also build one itself::
     async with runtime.open_session(agent, provider, front_end=front_end) as session:
         ended = await session.run_turn("Fix the failing test")
 
-Why this module is longer than the rest (about 630 lines): :class:`Session` is the turn's
-one state machine. Its parts share that state — the writer, the in-memory model context,
-the pending and running calls, the turn's cancel scope — and each step reads and changes
-it, so splitting the class would hand that state around between modules. What has no
-share in it lives apart: the streamed draft and the transcript records in
+Why this module is longer than the rest (about 730 lines): :class:`Session` is the turn's
+one state machine — stream, commit, run the calls, commit, repeat — and its parts share
+that state: the writer, the in-memory model context, the pending and running calls, the
+turn's cancel scope. Splitting the class would hand that state around between modules.
+What has no share in it lives apart: the streamed draft and the transcript records in
 :mod:`raw_core.runtime._transcript`, the :class:`~raw_core.runtime.Runtime` that opens
-sessions in :mod:`raw_core.runtime._runtime`.
-
-Why one module over 500 lines: it holds one thing, the turn's sequence — stream, commit,
-run the calls, commit, repeat — whose steps share one session's state and cancel scope;
-its pure parts already live apart (``_transcript``, ``_runtime``, ``_hooks``, ``panels``).
+sessions in :mod:`raw_core.runtime._runtime`, command hooks in ``_hooks``, panels in
+``panels``, and what a compaction summarises and keeps in :mod:`raw_core.runtime.compaction`.
 """
 
 from __future__ import annotations
