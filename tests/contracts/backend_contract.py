@@ -527,6 +527,54 @@ class BackendContract:
         assert page.items[1].to_dict()["answer"] == {"values": {"name": "Ada"}, "by": "dashboard"}
         assert await backend.read_context(session.id) == ()
 
+    async def test_an_interaction_request_is_cancelled_by_id(
+        self, backend_factory: BackendFactory
+    ) -> None:
+        backend = await backend_factory()
+        front_end = await backend_factory()
+        session = await backend.create()
+        asked, approval = interaction_for(session.id), request_for(session.id)
+        async with backend.open_writer(session.id) as writer:
+            await writer.add_request(asked)
+            await writer.add_request(approval)
+            with anyio.fail_after(WAIT):
+                async with anyio.create_task_group() as group:
+                    seen: list[PendingRequest] = []
+
+                    async def wait() -> None:
+                        seen.append(await backend.wait_for_answer(asked.id))
+
+                    group.start_soon(wait)
+                    await anyio.lowlevel.checkpoint()
+                    cancelled = await front_end.cancel_request(asked.id, by="dashboard")
+            assert (cancelled.state, cancelled.answer) == ("cancelled", None)
+            assert cancelled.answered_at is not None
+            assert seen == [cancelled]
+            # the first end wins: neither a second cancel nor an answer changes it
+            with pytest.raises(RequestNotPending) as late:
+                await backend.cancel_request(asked.id, by="terminal")
+            assert late.value.context["state"] == "cancelled"
+            with pytest.raises(RequestNotPending):
+                await backend.answer_request(
+                    asked.id, InteractionAnswer(values={"name": "Ada"}, by="x")
+                )
+            # an approval is declined, never cancelled this way; it stays pending
+            with pytest.raises(ValueError, match="approved=false"):
+                await front_end.cancel_request(approval.id, by="dashboard")
+            assert (await backend.get_request(approval.id)).state == "pending"
+            answered = interaction_for(session.id)
+            await writer.add_request(answered)
+            await backend.answer_request(
+                answered.id, InteractionAnswer(values={"name": "Ada"}, by="x")
+            )
+            with pytest.raises(RequestNotPending) as after:
+                await front_end.cancel_request(answered.id, by="dashboard")
+            assert after.value.context["state"] == "answered"
+        with pytest.raises(RequestNotFound):
+            await backend.cancel_request(new_request_id(), by="dashboard")
+        with pytest.raises(RequestNotFound):
+            await backend.cancel_request("not-an-id", by="dashboard")
+
     async def test_an_answer_after_the_deadline_expires_the_request(
         self, backend_factory: BackendFactory
     ) -> None:

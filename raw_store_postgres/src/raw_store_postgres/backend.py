@@ -520,6 +520,43 @@ class PostgresBackend:
             raise not_pending(request)
         return request
 
+    async def cancel_request(self, request_id: str, *, by: str) -> PendingRequest:
+        """Cancel a pending interaction request from anywhere (``by`` names the front end;
+        a cancelled request stores no answer): the first end wins (one compare-and-set); a
+        request whose deadline passed is marked expired instead; ``ValueError`` for an
+        approval request (it is declined with an answer)."""
+        del by
+        if not is_request_id(request_id):
+            raise request_not_found(request_id)
+        values = {"id": request_id, "state": "cancelled", "answer": None, "now": self._expiry.now()}
+
+        async def run(connection: Connection) -> tuple[PendingRequest | None, bool]:
+            async with connection.transaction():
+                current = await request_on(connection, request_id)
+                if current is None:
+                    return None, False
+                if current.kind != "interaction":
+                    raise ValueError(
+                        f"expected an interaction request to cancel, found request"
+                        f" {request_id} of kind {current.kind} (decline it with"
+                        " approved=false instead)"
+                    )
+                taken = (await connection.execute(_ANSWER, values)).rowcount > 0
+                if not taken:
+                    await connection.execute(_EXPIRE, values)
+                await connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
+                return await request_on(connection, request_id), taken
+
+        try:
+            request, taken = await self._on_pool(f"cancelling request {request_id}", run)
+        finally:
+            self._wakeups.notify(request_id)
+        if request is None:
+            raise request_not_found(request_id)
+        if not taken:
+            raise not_pending(request)
+        return request
+
     async def wait_for_answer(self, request_id: str) -> PendingRequest:
         """The request once it is no longer pending, answered in any process; bound the
         wait with ``anyio.move_on_after``."""

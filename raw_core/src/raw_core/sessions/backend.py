@@ -250,6 +250,14 @@ class SessionBackend(Protocol):
         validates an interaction's values against its form first)."""
         ...
 
+    async def cancel_request(self, request_id: str, *, by: str) -> PendingRequest:
+        """Cancel a pending interaction request (any front end, any process; ``by`` names
+        it): it ends ``cancelled``, and the call waiting on it ends ``cancelled``. The first
+        end wins: a request no longer pending is ``request_not_pending`` naming its state;
+        ``request_not_found`` when there is none. An approval request is ``ValueError``: it
+        is declined with an :class:`ApprovalAnswer` saying ``approved=False`` instead."""
+        ...
+
     async def wait_for_answer(self, request_id: str) -> PendingRequest:
         """The request once it is no longer pending (answered in any process, expired or
         cancelled); it waits as long as it takes, so bound it with ``anyio.move_on_after``."""

@@ -171,6 +171,32 @@ def answer_request(
     return get_request(connection, request_id, path), updated > 0
 
 
+def cancel_request(
+    connection: sqlite3.Connection, request_id: str, now: int, path: Path
+) -> tuple[PendingRequest, bool]:
+    """Cancel a pending interaction request: the first end wins. A request whose deadline
+    passed is marked expired instead. Returns the request as stored and whether this
+    cancel was taken (raise :func:`not_pending` after the transaction when it was not).
+    ``ValueError`` for an approval: it is declined with an answer instead."""
+    current = get_request(connection, request_id, path)
+    if current.kind != "interaction":
+        raise ValueError(
+            f"expected an interaction request to cancel, found request {request_id} of kind"
+            f" {current.kind} (decline it with approved=false instead)"
+        )
+    updated = connection.execute(
+        _CLOSE + " AND (deadline IS NULL OR deadline > ?)",
+        ("cancelled", None, now, request_id, now),
+    ).rowcount
+    if not updated:
+        connection.execute(
+            "UPDATE requests SET state = 'expired', answered_at = ?"
+            " WHERE id = ? AND state = 'pending'",
+            (now, request_id),
+        )
+    return get_request(connection, request_id, path), updated > 0
+
+
 def not_pending(request: PendingRequest) -> RequestNotPending:
     """What answering a request that is no longer pending raises."""
     why = (

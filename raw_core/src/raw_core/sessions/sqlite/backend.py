@@ -442,6 +442,15 @@ class SqliteBackend:
         finally:
             self._notify(request_id)
 
+    async def cancel_request(self, request_id: str, *, by: str) -> PendingRequest:
+        """See :meth:`raw_core.sessions.sqlite.SessionStore.cancel_request`; inline, and it wakes
+        this backend's waiters on the request."""
+        try:
+            store = self._store
+            return await self._control.commit(lambda: store.cancel_request(request_id, by=by))
+        finally:
+            self._notify(request_id)
+
     async def wait_for_answer(self, request_id: str) -> PendingRequest:
         """The request once it is no longer pending; bound the wait with
         ``anyio.move_on_after``."""

@@ -426,6 +426,21 @@ class SessionStore:
             raise _requests.not_pending(request)
         return request
 
+    def cancel_request(self, request_id: str, *, by: str) -> PendingRequest:
+        """Cancel a pending interaction request from any process, holding no session
+        lock: the first end wins. ``by`` names the front end that cancels. Raises as
+        :meth:`answer_request` does; ``ValueError`` for an approval request."""
+        del by  # a cancelled request stores no answer, so no one to name
+        if not is_request_id(request_id):
+            raise _requests.not_found(request_id)
+        with write_transaction(self._connection, self._path) as connection:
+            request, taken = _requests.cancel_request(
+                connection, request_id, self._expiry.now_ms(), self._path
+            )
+        if not taken:
+            raise _requests.not_pending(request)
+        return request
+
 
 # --- reads on any connection (the async backend runs them on pooled ones) ----------------
 
