@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from raw_core import App, CallbackFrontEnd, Reply, ScriptedProvider
-from raw_core.errors import AnswerInvalid
+from raw_core.errors import AnswerInvalid, RequestNotPending
 from raw_core.plugins import PluginHost
 from raw_core.sessions.sqlite import ToolResultMessage
 
@@ -438,6 +438,56 @@ async def test_an_approval_and_an_interaction_of_one_session_are_answered_by_id(
         ("approval", "approved"),
     ]
     assert requests[1]["answer"] == {"approved": False, "by": "second", "message": "not now"}
+
+
+async def test_a_second_front_end_cancels_an_interaction_by_id(project: Path) -> None:
+    """Form response actions submit or cancel: the second front end lists the pending
+    approval and question and cancels each by id — the approval is refused (it is
+    declined, never cancelled) and stays pending until declined; the question is
+    cancelled, and the waiting call ends ``cancelled`` at once."""
+    arrived = [anyio.Event()]
+    refused: list[AnswerInvalid] = []
+
+    def on_event(event: Any) -> None:
+        if event.to_dict()["type"] in ("approval_requested", "interaction_requested"):
+            arrived[-1].set()
+
+    async def front_end_two(app: App, session: Any) -> None:
+        for _ in range(2):
+            await arrived[-1].wait()
+            arrived.append(anyio.Event())
+            (pending,) = await app.pending_requests(session.id)
+            if pending.kind == "approval":
+                with pytest.raises(AnswerInvalid) as caught:
+                    await app.cancel_request(pending.id, by="second")
+                refused.append(caught.value)
+                assert (await app.pending_requests(session.id)) == (pending,)
+                await app.answer_request(pending.id, approved=True, by="second")
+            else:
+                cancelled = await app.cancel_request(pending.id, by="second")
+                assert (cancelled.state, cancelled.answer) == ("cancelled", None)
+                with pytest.raises(RequestNotPending) as late:
+                    await app.cancel_request(pending.id, by="second")
+                assert late.value.context["state"] == "cancelled"
+
+    results, requests, _, _ = await _turn(
+        project,
+        [("echo", {"text": "hi"}), ("ask", {"document": FORM})],
+        CallbackFrontEnd(on_event=on_event),
+        approval_wait=WAIT,
+        during=front_end_two,
+    )
+    approved, asked = results
+    (refusal,) = refused
+    assert refusal.code == "answer_invalid"
+    assert (approved.status, _text(approved)) == ("ok", "hi")
+    assert asked.error_code == "cancelled"
+    assert [(r["request_kind"], r["state"]) for r in requests] == [
+        ("approval", "pending"),
+        ("approval", "approved"),
+        ("interaction", "pending"),
+        ("interaction", "cancelled"),
+    ]
 
 
 # --- the handler's time limit ---------------------------------------------------------------

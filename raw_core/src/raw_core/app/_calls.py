@@ -146,6 +146,19 @@ def checked_answer(
     return ApprovalAnswer(approved=approved, by=by, message=message)
 
 
+def check_cancellable(request: PendingRequest) -> None:
+    """``answer_invalid`` (the request stays pending) unless ``request`` is an interaction:
+    an approval is declined with ``approved=false``, never cancelled by id."""
+    if request.kind != "interaction":
+        raise AnswerInvalid(
+            f"expected an interaction request to cancel, found approval request {request.id}:"
+            " decline it with approved=false instead",
+            field="$.approved",
+            errors=[{"field": "$.approved", "message": "expected true or false"}],
+            request_id=request.id,
+        )
+
+
 async def call_one(
     loaded: Agent,
     host: PluginHost,

@@ -290,6 +290,19 @@ class App:
         answer = checked_answer(request, approved=approved, values=values, by=by, message=message)
         return await backend.answer_request(request_id, answer)
 
+    async def cancel_request(self, request_id: str, *, by: str) -> PendingRequest:
+        """Cancel a pending interaction request by id, from any front end (in any
+        process; ``by`` names it): the request ends ``cancelled`` and the tool's waiting
+        call ends ``cancelled`` at once. ``answer_invalid`` (it stays pending) for an
+        approval request, which is declined with ``approved=False`` instead;
+        ``request_not_found``, or ``request_not_pending`` when it was answered or ended
+        first."""
+        from raw_core.app._calls import check_cancellable
+
+        backend = await self.backend()
+        check_cancellable(await backend.get_request(request_id))
+        return await backend.cancel_request(request_id, by=by)
+
     async def panels(self, session_id: str) -> tuple[PanelUpdate, ...]:
         """Each panel of the session at its last revision (its last accepted update:
         identity, panel id, declaration, revision, document), least recently changed
