@@ -368,3 +368,38 @@ def test_a_form_is_answered_by_id_and_invalid_values_keep_it_pending(dashboard: 
         i["message"] for i in items if i["kind"] == "message" and i["message"]["role"] == "tool"
     ]
     assert "Rust" in results[0]["content"][0]["text"]
+
+
+def test_a_form_is_cancelled_by_id_and_the_call_ends_cancelled(dashboard: Server) -> None:
+    reply = dashboard.request("POST", "/api/sessions", {"prompt": "ask me", "agent": "f"})
+    assert reply.status == 202, reply.body
+    session_id = reply.body["session_id"]
+    events = dashboard.events(session_id, cursor="")
+    try:
+        asked = events.until(lambda e: e["type"] == "requests" and e["requests"])
+        request = asked["requests"][0]
+        assert request["kind"] == "interaction"
+        path = f"/api/requests/{request['id']}/cancel"
+        cancelled = dashboard.request("POST", path)
+        assert cancelled.status == 200, cancelled.body
+        assert (cancelled.body["state"], cancelled.body["answer"]) == ("cancelled", None)
+        ended = events.until(live("turn_ended"))
+    finally:
+        events.close()
+    assert ended["event"]["reason"] == "cancelled"  # a cancelled call ends its turn
+    again = dashboard.request("POST", path)
+    assert again.status == 409
+    assert again.body["error"]["state"] == "cancelled"
+    late = dashboard.request(
+        "POST", f"/api/requests/{request['id']}", {"values": {"q1": "Rust", "q2": "parser"}}
+    )
+    assert late.body["error"]["code"] == "request_not_pending"
+    unknown = dashboard.request("POST", "/api/requests/req_0/cancel")
+    assert (unknown.status, unknown.body["error"]["code"]) == (404, "request_not_found")
+    items = dashboard.request("GET", f"/api/sessions/{session_id}/items?limit=500").body["items"]
+    results = [
+        i["message"] for i in items if i["kind"] == "message" and i["message"]["role"] == "tool"
+    ]
+    assert results[0]["error_code"] == "cancelled"
+    ends = [i for i in items if i["kind"] == "request" and i["state"] != "pending"]
+    assert [i["state"] for i in ends] == ["cancelled"]

@@ -175,3 +175,17 @@ def test_a_form_survives_a_reload_and_is_answered_after_it(page: Any, dashboard:
     assert "answered by dashboard" in answered.inner_text()
     assert "parser" in answered.inner_text()
     expect(page.locator(".form-request")).to_have_count(0)
+    # A second form, cancelled by its Cancel button: the call and so the turn end cancelled.
+    again = page.request.post(
+        dashboard.origin + "/api/sessions",
+        data={"prompt": "Ask me again", "agent": "f"},
+        headers={"Origin": dashboard.origin},
+    )
+    assert again.status == 202, again.text()
+    page.goto(f"{dashboard.origin}/#{again.json()['session_id']}")
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    page.locator(".form-request form button.cancel-form").click()
+    page.locator(".turn-end[data-reason=cancelled]").wait_for()
+    page.locator(".answered-form.state-cancelled").wait_for()
+    expect(page.locator(".form-request")).to_have_count(0)

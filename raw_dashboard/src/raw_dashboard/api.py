@@ -226,6 +226,10 @@ def routes(app: App, hub: Hub, runner: TurnRunner, prefs: Preferences) -> list[A
         )
         return JSONResponse(request_json(answered))
 
+    async def cancel_request(request: Request) -> Response:
+        cancelled = await app.cancel_request(request.path_params["request_id"], by="dashboard")
+        return JSONResponse(request_json(cancelled))
+
     async def panels(request: Request) -> Response:
         found = await app.panels(request.path_params["session_id"])
         return JSONResponse({"panels": [u.to_dict() for u in found if not u.closed]})
@@ -261,6 +265,7 @@ def routes(app: App, hub: Hub, runner: TurnRunner, prefs: Preferences) -> list[A
             methods=["POST"],
         ),
         Route("/api/requests/{request_id}", handled(answer), methods=["POST"]),
+        Route("/api/requests/{request_id}/cancel", handled(cancel_request), methods=["POST"]),
         Route("/api/preferences", handled(get_prefs), methods=["GET"]),
         Route("/api/preferences", handled(put_prefs), methods=["PUT"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -268,15 +268,16 @@
     }
   }
 
-  // A tool's question (ask_user): its form, answered by id; invalid values are refused by
-  // the server and the request stays pending.
+  // A tool's question (ask_user): its form, answered or cancelled by id; invalid values are
+  // refused by the server and the request stays pending.
   function formCard(request) {
     const show = request.show;
     const card = el("div", { class: "request form-request", "data-request": request.id },
       el("h3", { text: `${show.identity} asks you` }));
-    const answer = async ({ values }) => {
+    const answer = async ({ action, values }) => {
       try {
-        await api("POST", `/api/requests/${request.id}`, { values });
+        if (action === "cancel") await api("POST", `/api/requests/${request.id}/cancel`);
+        else await api("POST", `/api/requests/${request.id}`, { values });
         state.requests.delete(request.id);
         drawRequests();
       } catch (error) { banner(`${error.code}: ${error.message}`, "error"); }

@@ -35,8 +35,8 @@ const Blocks = (() => {
     return box;
   }
 
-  // A form: its fields; submitting answers the interaction request it belongs to
-  // (``answer`` given), otherwise it is shown read-only (a panel's copy of it).
+  // A form: its fields; submitting answers the interaction request it belongs to and
+  // Cancel cancels it (``answer`` given, called with the action), otherwise it is shown read-only (a panel's copy of it).
   function form(block, answer) {
     const node = el("form", { class: "block-form" });
     if (block.title) node.append(el("h4", { text: block.title }));
@@ -63,8 +63,11 @@ const Blocks = (() => {
     }
     const submit = el("button", { type: "submit", text: (block.submit && block.submit.label) || "Submit" });
     submit.disabled = !answer;
-    // Cancelling a form by id is not an operation of the session service: cancel the turn.
-    node.append(el("div", { class: "row" }, submit));
+    // Cancel ends the interaction request by id (the tool's call ends cancelled).
+    const cancel = el("button", { type: "button", class: "cancel-form secondary", text: "Cancel" });
+    cancel.disabled = !answer;
+    cancel.addEventListener("click", () => answer({ action: "cancel" }));
+    node.append(el("div", { class: "row" }, submit, cancel));
     node.addEventListener("submit", (event) => {
       event.preventDefault();
       const values = {};
