@@ -486,61 +486,50 @@ class PostgresBackend:
     async def answer_request(self, request_id: str, answer: RequestAnswer) -> PendingRequest:
         """Answer a pending request from anywhere: the first answer wins (one
         compare-and-set); a request whose deadline passed is marked expired instead."""
-        if not is_request_id(request_id):
-            raise request_not_found(request_id)
         from raw_core.sessions.sqlite.entries import answer_state, check_closing, dumps_json
 
-        now = self._expiry.now()
         state = answer_state(answer)
-        values = {
-            "id": request_id,
-            "state": state,
-            "answer": dumps_json(answer.to_dict()),
-            "now": now,
-        }
-
-        async def run(connection: Connection) -> tuple[PendingRequest | None, bool]:
-            async with connection.transaction():
-                current = await request_on(connection, request_id)
-                if current is not None:
-                    check_closing(current.kind, state, answer)  # ValueError: the other kind
-                taken = (await connection.execute(_ANSWER, values)).rowcount > 0
-                if not taken:
-                    await connection.execute(_EXPIRE, values)
-                await connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
-                return await request_on(connection, request_id), taken
-
-        try:
-            request, taken = await self._on_pool(f"answering request {request_id}", run)
-        finally:
-            self._wakeups.notify(request_id)
-        if request is None:
-            raise request_not_found(request_id)
-        if not taken:
-            raise not_pending(request)
-        return request
+        return await self._close_pending(
+            request_id,
+            state,
+            dumps_json(answer.to_dict()),
+            lambda current: check_closing(current.kind, state, answer),
+            "answering",
+        )
 
     async def cancel_request(self, request_id: str, *, by: str) -> PendingRequest:
         """Cancel a pending interaction request from anywhere (``by`` names the front end;
         a cancelled request stores no answer): the first end wins (one compare-and-set); a
         request whose deadline passed is marked expired instead; ``ValueError`` for an
         approval request (it is declined with an answer)."""
+        from raw_core.sessions.sqlite.entries import check_cancelling
+
         del by
+        return await self._close_pending(
+            request_id, "cancelled", None, check_cancelling, "cancelling"
+        )
+
+    async def _close_pending(
+        self,
+        request_id: str,
+        state: str,
+        answer: str | None,
+        check: Callable[[PendingRequest], None],
+        doing: str,
+    ) -> PendingRequest:
+        """End a pending request as ``state`` (with its stored ``answer`` JSON) after
+        ``check`` accepts it (``ValueError`` else), and wake its waiters: the first end
+        wins; past its deadline it is marked expired instead (``request_not_pending``)."""
         if not is_request_id(request_id):
             raise request_not_found(request_id)
-        values = {"id": request_id, "state": "cancelled", "answer": None, "now": self._expiry.now()}
+        values = {"id": request_id, "state": state, "answer": answer, "now": self._expiry.now()}
 
         async def run(connection: Connection) -> tuple[PendingRequest | None, bool]:
             async with connection.transaction():
                 current = await request_on(connection, request_id)
                 if current is None:
                     return None, False
-                if current.kind != "interaction":
-                    raise ValueError(
-                        f"expected an interaction request to cancel, found request"
-                        f" {request_id} of kind {current.kind} (decline it with"
-                        " approved=false instead)"
-                    )
+                check(current)
                 taken = (await connection.execute(_ANSWER, values)).rowcount > 0
                 if not taken:
                     await connection.execute(_EXPIRE, values)
@@ -548,7 +537,7 @@ class PostgresBackend:
                 return await request_on(connection, request_id), taken
 
         try:
-            request, taken = await self._on_pool(f"cancelling request {request_id}", run)
+            request, taken = await self._on_pool(f"{doing} request {request_id}", run)
         finally:
             self._wakeups.notify(request_id)
         if request is None:

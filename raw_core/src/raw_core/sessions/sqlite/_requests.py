@@ -21,6 +21,7 @@ from raw_core.sessions.sqlite._rows import from_ms, to_ms
 from raw_core.sessions.sqlite.entries import (
     answer_from_dict,
     answer_state,
+    check_cancelling,
     check_closing,
     dumps_json,
 )
@@ -158,17 +159,7 @@ def answer_request(
     must commit). ``ValueError`` for an answer of the other kind's type."""
     state = answer_state(answer)
     check_closing(get_request(connection, request_id, path).kind, state, answer)
-    updated = connection.execute(
-        _CLOSE + " AND (deadline IS NULL OR deadline > ?)",
-        (state, dumps_json(answer.to_dict()), now, request_id, now),
-    ).rowcount
-    if not updated:
-        connection.execute(
-            "UPDATE requests SET state = 'expired', answered_at = ?"
-            " WHERE id = ? AND state = 'pending'",
-            (now, request_id),
-        )
-    return get_request(connection, request_id, path), updated > 0
+    return _close_pending(connection, request_id, state, dumps_json(answer.to_dict()), now, path)
 
 
 def cancel_request(
@@ -178,15 +169,24 @@ def cancel_request(
     passed is marked expired instead. Returns the request as stored and whether this
     cancel was taken (raise :func:`not_pending` after the transaction when it was not).
     ``ValueError`` for an approval: it is declined with an answer instead."""
-    current = get_request(connection, request_id, path)
-    if current.kind != "interaction":
-        raise ValueError(
-            f"expected an interaction request to cancel, found request {request_id} of kind"
-            f" {current.kind} (decline it with approved=false instead)"
-        )
+    check_cancelling(get_request(connection, request_id, path))
+    return _close_pending(connection, request_id, "cancelled", None, now, path)
+
+
+def _close_pending(
+    connection: sqlite3.Connection,
+    request_id: str,
+    state: str,
+    answer: str | None,
+    now: int,
+    path: Path,
+) -> tuple[PendingRequest, bool]:
+    """End a pending request as ``state`` (with its stored ``answer`` JSON) unless its
+    deadline passed, when it is marked expired instead; the request as stored, and whether
+    this end was taken."""
     updated = connection.execute(
         _CLOSE + " AND (deadline IS NULL OR deadline > ?)",
-        ("cancelled", None, now, request_id, now),
+        (state, answer, now, request_id, now),
     ).rowcount
     if not updated:
         connection.execute(

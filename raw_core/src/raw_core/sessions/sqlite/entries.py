@@ -36,6 +36,7 @@ from raw_core.sessions.backend import (
     InteractionAnswer,
     ModelOnly,
     PanelUpdate,
+    PendingRequest,
     RequestAnswer,
     RequestEntry,
     RequestKind,
@@ -267,6 +268,16 @@ def check_closing(kind: str, state: RequestState, answer: RequestAnswer | None) 
             raise ValueError(f"expected an {expected.__name__} saying {state} for {state}")
     elif answer is not None:
         raise ValueError(f"expected no answer for a request that is {state}")
+
+
+def check_cancelling(request: PendingRequest) -> None:
+    """``ValueError`` unless ``request`` can be cancelled by id: an interaction (an approval
+    is declined with an answer instead)."""
+    if request.kind != "interaction":
+        raise ValueError(
+            f"expected an interaction request to cancel, found request {request.id} of kind"
+            f" {request.kind} (decline it with approved=false instead)"
+        )
 
 
 _REQUEST_KEYS: Final = frozenset(
