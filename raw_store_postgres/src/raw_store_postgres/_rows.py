@@ -42,8 +42,7 @@ from raw_core.sessions.messages import (
 )
 from raw_core.sessions.sqlite.entries import (
     ENTRY_FORMAT,
-    REQUEST_STATES,
-    answer_from_dict,
+    decode_request_columns,
     dumps_json,
     encode_entry,
     loads_panel,
@@ -316,14 +315,7 @@ REQUEST_COLUMNS: Final = (
 def request_from_row(row: TupleRow) -> PendingRequest:
     rid, sid, kind, call_id, show, created_at, deadline, state, answer, answered_at = row
     try:
-        shown = json.loads(show)
-        if not isinstance(shown, dict):
-            raise ValueError("show: expected an object")
-        if state not in REQUEST_STATES:
-            raise ValueError(f"state: expected one of {sorted(REQUEST_STATES)}, found {state!r}")
-        if kind not in ("approval", "interaction"):
-            raise ValueError(f"kind: expected approval or interaction, found {kind!r}")
-        decoded = None if answer is None else answer_from_dict(json.loads(answer), kind)
+        shown, decoded = decode_request_columns(kind, show, state, answer)
     except ValueError as exc:
         raise StoreCorrupt(
             f"request {rid} of session {sid} cannot be read: {exc}",

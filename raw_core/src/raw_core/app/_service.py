@@ -291,12 +291,10 @@ class App:
         return await backend.answer_request(request_id, answer)
 
     async def cancel_request(self, request_id: str, *, by: str) -> PendingRequest:
-        """Cancel a pending interaction request by id, from any front end (in any
-        process; ``by`` names it): the request ends ``cancelled`` and the tool's waiting
-        call ends ``cancelled`` at once. ``answer_invalid`` (it stays pending) for an
-        approval request, which is declined with ``approved=False`` instead;
-        ``request_not_found``, or ``request_not_pending`` when it was answered or ended
-        first."""
+        """Cancel a pending interaction request by id, from any front end in any process
+        (``by`` names it): the request and the tool's waiting call end ``cancelled``.
+        ``answer_invalid`` (it stays pending) for an approval, which is declined with
+        ``approved=False``; ``request_not_found``; ``request_not_pending`` once ended."""
         from raw_core.app._calls import check_cancellable
 
         backend = await self.backend()

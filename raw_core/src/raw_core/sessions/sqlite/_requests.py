@@ -10,19 +10,18 @@ answer. Each function runs inside a transaction its caller opened.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from raw_core.errors import RequestNotFound, RequestNotPending, StoreCorrupt
-from raw_core.sessions.backend import REQUEST_STATES, PendingRequest, RequestAnswer, RequestState
+from raw_core.sessions.backend import PendingRequest, RequestAnswer, RequestState
 from raw_core.sessions.sqlite._rows import from_ms, to_ms
 from raw_core.sessions.sqlite.entries import (
-    answer_from_dict,
     answer_state,
     check_cancelling,
     check_closing,
+    decode_request_columns,
     dumps_json,
 )
 
@@ -57,14 +56,7 @@ def not_found(request_id: str) -> RequestNotFound:
 def _request(row: tuple[Any, ...], path: Path) -> PendingRequest:
     rid, sid, kind, call_id, show, created_at, deadline, state, answer, answered_at = row
     try:
-        shown = json.loads(show)
-        if not isinstance(shown, dict):
-            raise ValueError("show: expected an object")
-        if state not in REQUEST_STATES:
-            raise ValueError(f"state: expected one of {sorted(REQUEST_STATES)}, found {state!r}")
-        if kind not in ("approval", "interaction"):
-            raise ValueError(f"kind: expected approval or interaction, found {kind!r}")
-        decoded = None if answer is None else answer_from_dict(json.loads(answer), kind)
+        shown, decoded = decode_request_columns(kind, show, state, answer)
     except ValueError as exc:
         raise StoreCorrupt(
             f"request {rid} of session {sid} cannot be read: {exc}",

@@ -72,7 +72,9 @@ __all__ = [
     "REQUEST_STATES",
     "answer_from_dict",
     "answer_state",
+    "check_cancelling",
     "check_closing",
+    "decode_request_columns",
     "dumps_json",
     "dumps_panel",
     "dumps_request",
@@ -268,6 +270,23 @@ def check_closing(kind: str, state: RequestState, answer: RequestAnswer | None) 
             raise ValueError(f"expected an {expected.__name__} saying {state} for {state}")
     elif answer is not None:
         raise ValueError(f"expected no answer for a request that is {state}")
+
+
+def decode_request_columns(
+    kind: str, show: str, state: str, answer: str | None
+) -> tuple[dict[str, Any], RequestAnswer | None]:
+    """A stored request's ``show`` object and its answer, decoded from their JSON columns
+    (both backends store them alike); ``ValueError`` naming the column when one is not
+    what raw wrote."""
+    shown = json.loads(show)
+    if not isinstance(shown, dict):
+        raise ValueError("show: expected an object")
+    if state not in REQUEST_STATES:
+        raise ValueError(f"state: expected one of {sorted(REQUEST_STATES)}, found {state!r}")
+    if kind not in ("approval", "interaction"):
+        raise ValueError(f"kind: expected approval or interaction, found {kind!r}")
+    decoded = None if answer is None else answer_from_dict(json.loads(answer), kind)
+    return shown, decoded
 
 
 def check_cancelling(request: PendingRequest) -> None:
