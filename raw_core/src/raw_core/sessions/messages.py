@@ -19,7 +19,8 @@ The stored JSON form tags each message with ``role`` and each block with ``type`
 block as ``{"type": "json", "json_text"}``, a placeholder as ``{"type": "var_placeholder",
 "name"}``: the form of format 1, kept so stored sessions read unchanged), leaves out fields
 that hold their default, and is written and read here and nowhere else: written directly
-(the hot path), read by one configured converter that checks every field.
+(the hot path), read directly when it is exactly that form and otherwise by one
+configured converter that checks every field and names every problem.
 :data:`MESSAGE_FORMAT` is stored beside every row, so a raw that meets a row from a newer
 format refuses it instead of misreading it.
 """
@@ -29,7 +30,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
@@ -223,10 +224,145 @@ def message_from_dict(data: Any, *, root: str = "$") -> Message:
     Raises :class:`raw_core._convert.StructureFailed` (a ``ValueError``) listing every
     problem with its JSON path (``$.content[0].type``); unknown fields are refused.
     """
+    message = _read_exact(data)
+    if message is not None:
+        return message
     from raw_core._convert import structure
 
-    message: Message = structure(_message_converter(), data, Message, root=root)  # type: ignore[arg-type]
-    return message
+    checked: Message = structure(_message_converter(), data, Message, root=root)  # type: ignore[arg-type]
+    return checked
+
+
+# Reading is the hot path of resuming a session and of every page of its display items, so
+# the form the writer writes is read directly: each function below accepts a value only
+# when every key is known, every required one is there and every field has exactly its
+# JSON type, and builds the records (their validators run); on anything else it answers
+# None and the converter reads the value instead, which names every problem. So the
+# direct reader never accepts what the converter refuses, and builds what it would build
+# (tests/sessions/test_message_reading.py compares the two on generated documents).
+
+_TEXT_KEYS: Final = frozenset({"type", "text"})
+_JSON_KEYS: Final = frozenset({"type", "json_text"})
+_IMAGE_KEYS: Final = frozenset({"type", "media_type", "data"})
+_PLACEHOLDER_KEYS: Final = frozenset({"type", "name"})
+_CALL_KEYS: Final = frozenset({"id", "name", "arguments", "source"})
+_PART_KEYS: Final = frozenset({"provider", "data"})
+_USER_KEYS: Final = frozenset({"role", "content"})
+_ASSISTANT_KEYS: Final = frozenset({"role", "text", "tool_calls", "provider_parts"})
+_TOOL_KEYS: Final = frozenset({"role", "tool_call_id", "status", "error_code", "content"})
+_SOURCES: Final = frozenset({"model", "user_action"})
+_STATUSES: Final = frozenset({"ok", "error"})
+
+
+def _exact_block(value: Any, *, user: bool) -> ContentBlock | None:
+    if type(value) is not dict:
+        return None
+    tag = value.get("type")
+    if tag == "text":
+        text = value.get("text")
+        if type(text) is str and value.keys() <= _TEXT_KEYS:
+            return TextBlock(text=text)
+    elif tag == "image":
+        media_type, data = value.get("media_type"), value.get("data")
+        if type(media_type) is str and type(data) is str and value.keys() <= _IMAGE_KEYS:
+            return ImageBlock(media_type=media_type, data=data)
+    elif user:
+        return None
+    elif tag == "json":
+        json_text = value.get("json_text")
+        if type(json_text) is str and value.keys() <= _JSON_KEYS:
+            return JsonBlock(json_text=json_text)
+    elif tag == "var_placeholder":
+        name = value.get("name")
+        if type(name) is str and value.keys() <= _PLACEHOLDER_KEYS:
+            return VarPlaceholder(name=name)
+    return None
+
+
+def _exact_blocks(value: Any, *, user: bool) -> tuple[Any, ...] | None:
+    if type(value) is not list:
+        return None
+    blocks = []
+    for item in value:
+        block = _exact_block(item, user=user)
+        if block is None:
+            return None
+        blocks.append(block)
+    return tuple(blocks)
+
+
+def _exact_call(value: Any) -> ToolCall | None:
+    if type(value) is not dict or not value.keys() <= _CALL_KEYS:
+        return None
+    id_, name, arguments = value.get("id"), value.get("name"), value.get("arguments")
+    source = value.get("source", "model")
+    if type(id_) is not str or type(name) is not str or type(arguments) is not str:
+        return None
+    if type(source) is not str or source not in _SOURCES:
+        return None
+    return ToolCall(id=id_, name=name, arguments=arguments, source=source)  # type: ignore[arg-type]
+
+
+def _exact_records(value: Any, read: Callable[[Any], Any]) -> tuple[Any, ...] | None:
+    if type(value) is not list:
+        return None
+    records = []
+    for item in value:
+        record = read(item)
+        if record is None:
+            return None
+        records.append(record)
+    return tuple(records)
+
+
+def _exact_part(value: Any) -> ProviderPart | None:
+    if type(value) is not dict or not value.keys() <= _PART_KEYS:
+        return None
+    provider, data = value.get("provider"), value.get("data")
+    if type(provider) is not str or type(data) is not str:
+        return None
+    return ProviderPart(provider=provider, data=data)
+
+
+def _read_exact(data: Any) -> Message | None:
+    """``data`` as a message when it is exactly in the stored form, else None."""
+    if type(data) is not dict:
+        return None
+    role = data.get("role")
+    if role == "user":
+        if not data.keys() <= _USER_KEYS or "content" not in data:
+            return None
+        content = _exact_blocks(data["content"], user=True)
+        return None if content is None else UserMessage(content=content)
+    if role == "assistant":
+        if not data.keys() <= _ASSISTANT_KEYS:
+            return None
+        text = data.get("text", "")
+        calls = _exact_records(data.get("tool_calls", []), _exact_call)
+        parts = _exact_records(data.get("provider_parts", []), _exact_part)
+        if type(text) is not str or calls is None or parts is None:
+            return None
+        return AssistantMessage(text=text, tool_calls=calls, provider_parts=parts)
+    if role == "tool":
+        if not data.keys() <= _TOOL_KEYS:
+            return None
+        call_id, status = data.get("tool_call_id"), data.get("status")
+        code = data.get("error_code")
+        blocks = _exact_blocks(data.get("content", []), user=False)
+        if type(call_id) is not str or type(status) is not str or status not in _STATUSES:
+            return None
+        if (code is not None and type(code) is not str) or blocks is None:
+            return None
+        try:
+            return ToolResultMessage(
+                tool_call_id=call_id,
+                status=status,  # type: ignore[arg-type]
+                error_code=code,
+                content=blocks,
+            )
+        except FieldValueError:  # the converter names the problem
+            return None
+    return None
 
 
 # Writing is the hot path (every message of a turn is committed), so the text is put
