@@ -16,9 +16,8 @@ Everything is asynchronous on the event loop (psycopg's async API needs anyio's 
 backend); nothing blocks it. Every commit is durable when it returns (the server's
 ``synchronous_commit``), so :meth:`PostgresWriter.end_turn` has nothing to do.
 
-Why one module over 500 lines: it is one class, the protocol's operations on the pool;
-the SQL is in ``_queries``, rows in ``_rows``, locks in ``_lock`` and wake-ups in
-``_wakeups``.
+The SQL is in ``_queries``, rows in ``_rows``, locks in ``_lock``, wake-ups in
+``_wakeups``, and the pending requests' operations in ``_requests``.
 """
 
 from __future__ import annotations
@@ -48,25 +47,21 @@ from raw_store_postgres._errors import BACKEND, database_errors, first_line
 from raw_store_postgres._queries import (
     context_of,
     info_of,
-    list_requests_of,
     list_sessions_of,
     page_of,
-    request_on,
     session_key,
     state_of,
     tail_of,
 )
+from raw_store_postgres._requests import Requests
 from raw_store_postgres._rows import (
     Clock,
     Connection,
     Expiry,
     decode_message,
-    is_request_id,
     is_session_id,
     new_session_id,
     not_found,
-    not_pending,
-    request_not_found,
 )
 from raw_store_postgres._schema import CHANNEL, LOCK_SPACE, SCHEMA, ensure_schema
 from raw_store_postgres._wakeups import Wakeups
@@ -77,15 +72,6 @@ __all__ = ["DEFAULT_EXPIRE_AFTER_DAYS", "PostgresBackend"]
 DEFAULT_EXPIRE_AFTER_DAYS: Final = 30.0
 T = TypeVar("T")
 
-_ANSWER = (
-    f"UPDATE {SCHEMA}.requests SET state = %(state)s, answer = %(answer)s,"
-    " answered_at = %(now)s WHERE id = %(id)s AND state = 'pending'"
-    " AND (deadline IS NULL OR deadline > %(now)s)"
-)
-_EXPIRE = (
-    f"UPDATE {SCHEMA}.requests SET state = 'expired', answered_at = %(now)s"
-    " WHERE id = %(id)s AND state = 'pending'"
-)
 _PRUNE_ONE = f"""
 WITH gone AS (
     DELETE FROM {SCHEMA}.sessions WHERE key = %(key)s AND last_activity < %(cutoff)s
@@ -115,6 +101,7 @@ class PostgresBackend:
         self._expiry = expiry
         self._lock_wait = lock_wait
         self._wakeups = Wakeups(connect)
+        self._requests = Requests(self._on_pool, self._until, self._wakeups, expiry)
         self._swept = False
         self._closed = False
 
@@ -460,98 +447,28 @@ class PostgresBackend:
 
     async def get_request(self, request_id: str) -> PendingRequest:
         """One request; ``request_not_found`` when there is none."""
-        if not is_request_id(request_id):
-            raise request_not_found(request_id)
-        found = await self._on_pool(
-            f"reading request {request_id}",
-            lambda connection: request_on(connection, request_id),
-        )
-        if found is None:
-            raise request_not_found(request_id)
-        return found
+        return await self._requests.get(request_id)
 
     async def list_requests(
         self, session_id: str, *, pending_only: bool = True
     ) -> tuple[PendingRequest, ...]:
         """A session's requests, oldest first."""
-        if not is_session_id(session_id):
-            raise not_found(session_id)
-        return await self._on_pool(
-            f"reading the requests of session {session_id}",
-            lambda connection: list_requests_of(
-                connection, session_id, pending_only=pending_only, expiry=self._expiry
-            ),
-        )
+        return await self._requests.listing(session_id, pending_only=pending_only)
 
     async def answer_request(self, request_id: str, answer: RequestAnswer) -> PendingRequest:
         """Answer a pending request from anywhere: the first answer wins (one
         compare-and-set); a request whose deadline passed is marked expired instead."""
-        from raw_core.sessions.sqlite.entries import answer_state, check_closing, dumps_json
-
-        state = answer_state(answer)
-        return await self._close_pending(
-            request_id,
-            state,
-            dumps_json(answer.to_dict()),
-            lambda current: check_closing(current.kind, state, answer),
-            "answering",
-        )
+        return await self._requests.answer(request_id, answer)
 
     async def cancel_request(self, request_id: str, *, by: str) -> PendingRequest:
         """Cancel a pending interaction request from anywhere (``by`` names the front end;
         a cancelled request stores no answer): the first end wins (one compare-and-set); a
         request whose deadline passed is marked expired instead; ``ValueError`` for an
         approval request (it is declined with an answer)."""
-        from raw_core.sessions.sqlite.entries import check_cancelling
-
         del by
-        return await self._close_pending(
-            request_id, "cancelled", None, check_cancelling, "cancelling"
-        )
-
-    async def _close_pending(
-        self,
-        request_id: str,
-        state: str,
-        answer: str | None,
-        check: Callable[[PendingRequest], None],
-        doing: str,
-    ) -> PendingRequest:
-        """End a pending request as ``state`` (with its stored ``answer`` JSON) after
-        ``check`` accepts it (``ValueError`` else), and wake its waiters: the first end
-        wins; past its deadline it is marked expired instead (``request_not_pending``)."""
-        if not is_request_id(request_id):
-            raise request_not_found(request_id)
-        values = {"id": request_id, "state": state, "answer": answer, "now": self._expiry.now()}
-
-        async def run(connection: Connection) -> tuple[PendingRequest | None, bool]:
-            async with connection.transaction():
-                current = await request_on(connection, request_id)
-                if current is None:
-                    return None, False
-                check(current)
-                taken = (await connection.execute(_ANSWER, values)).rowcount > 0
-                if not taken:
-                    await connection.execute(_EXPIRE, values)
-                await connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
-                return await request_on(connection, request_id), taken
-
-        try:
-            request, taken = await self._on_pool(f"{doing} request {request_id}", run)
-        finally:
-            self._wakeups.notify(request_id)
-        if request is None:
-            raise request_not_found(request_id)
-        if not taken:
-            raise not_pending(request)
-        return request
+        return await self._requests.cancel(request_id)
 
     async def wait_for_answer(self, request_id: str) -> PendingRequest:
         """The request once it is no longer pending, answered in any process; bound the
         wait with ``anyio.move_on_after``."""
-
-        async def look() -> PendingRequest | None:
-            request = await self.get_request(request_id)
-            return None if request.state == "pending" else request
-
-        return await self._until(request_id, look)
+        return await self._requests.wait_for_answer(request_id)
