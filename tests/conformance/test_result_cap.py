@@ -129,3 +129,32 @@ async def test_an_error_meets_the_cap_too(tmp_path: Path, work: Path) -> None:
     result = await dispatcher.dispatch(call)
     assert model_bytes(result.content) <= 64
     assert model_bytes(result.full_content) > 64
+
+
+BUILT_RESULT = """
+from raw_core import ToolResult
+from raw_core.sessions.blocks import TextBlock
+
+def handler(args, context):
+    block = TextBlock(text="r" * 20000)
+    return ToolResult(status="ok", content=(block,), full_content=(block,))
+"""
+
+
+@pytest.mark.parametrize("cap", CAPS)
+async def test_a_result_record_the_handler_builds_meets_the_cap_too(
+    tmp_path: Path, make_tool: Any, cap: int
+) -> None:
+    make_tool("built", root=tmp_path / "tools", code=BUILT_RESULT)
+    config = tmp_path / "raw.json"
+    config.write_text(
+        json.dumps({"agents": {"a": {"max_output_bytes": cap, "tools": {"use": ["agent/built"]}}}})
+    )
+    agent = load_agent(load_config(config), host=PluginHost())
+    result = await agent.dispatcher(host=None, cwd=tmp_path).dispatch(
+        ToolCall(id="c1", name="built", arguments="{}")
+    )
+    assert result.status == "ok"
+    assert model_bytes(result.content) <= cap
+    assert result.truncated
+    assert model_bytes(result.full_content) == 20000  # the user still sees all of it

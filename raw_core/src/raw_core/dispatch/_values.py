@@ -48,9 +48,10 @@ def parsed_arguments(tool: LoadedTool, raw: str, max_bytes: int) -> Any:
 def result_of(returned: Any, effects: Any, room: int) -> ToolResult:
     """What a handler returned (after its middlewares) as the result the model reads: a
     :class:`ToolResult` as it is, a :class:`BatchResult` rendered, anything else
-    normalized to blocks; the model's content capped to ``room`` bytes."""
+    normalized to blocks; the model's content capped to ``room`` bytes, whichever it was
+    (the cap is a hard one)."""
     if isinstance(returned, ToolResult):
-        return returned
+        return returned.capped(room)
     if isinstance(returned, BatchResult):
         model_text, full_text, truncated = returned.render(room)
         return ToolResult(
