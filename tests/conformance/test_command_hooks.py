@@ -126,6 +126,22 @@ async def test_allow_never_loosens_an_ask_rule(root: Path) -> None:
     assert not handler_ran(root)
 
 
+async def test_a_json_ask_with_a_reason_rewords_an_ask_rule(root: Path) -> None:
+    write_hook(
+        root, "careful", python='print(json.dumps({"decision": "ask", "reason": "looks risky"}))\n'
+    )
+    write_config(root, ["agent/careful"], rules=[{"match": "agent/echo", "effect": "ask"}])
+    asked: list[ApprovalRequest] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return True
+
+    result = await call(root, front_end=CallbackFrontEnd(approve=approve))
+    assert result.status == "ok"
+    assert [r.reason for r in asked] == ["looks risky"]
+
+
 async def test_exit_0_without_output_leaves_the_verdict_as_it_was(root: Path) -> None:
     hook = write_hook(root, "quiet", python="")
     write_config(root, ["agent/quiet"])

@@ -139,7 +139,9 @@ async def pre_tool_use(
                 hook=hook.identity,
                 event="PreToolUse",
             )
-        if reply.decision == "ask" and verdict.decision == "allow":
+        # An ask tightens an allow; an ask with a reason rewords an ask (the person reads
+        # the last one). The verdict is never a deny here: a deny ends the call first.
+        if reply.decision == "ask" and (verdict.decision == "allow" or reply.reason):
             verdict = Verdict(decision="ask", reason=reply.reason or f"hook {hook.identity} asks")
     return verdict
 

@@ -26,6 +26,8 @@ from raw_core.plugins import hookspecs
 from raw_core.tools.sources import ToolFolder
 
 if TYPE_CHECKING:
+    from pluggy import HookImpl
+
     from raw_core.config import ConfigSection
     from raw_core.providers.contract import ProviderRecord
     from raw_core.sessions.backend import SessionBackendRecord
@@ -77,9 +79,9 @@ class PluginHost:
 
     @property
     def hook(self) -> HookRelay:
-        """The hook relay: ``host.hook.raw_tool_check.get_hookimpls()`` and so on. Its
-        callers are pluggy's, whose calls are untyped; raw calls each implementation itself
-        (see :mod:`raw_core.plugins.hooks`)."""
+        """The hook relay (``host.hook.raw_tool_check`` and so on). Its callers are
+        pluggy's, whose calls are untyped; raw calls each implementation itself, in the
+        order of :meth:`implementations` (see :mod:`raw_core.plugins.hooks`)."""
         return cast("HookRelay", self._manager.hook)
 
     @property
@@ -90,6 +92,18 @@ class PluginHost:
     def plugin_names(self) -> list[str]:
         """Names of the registered plug-ins, in registration order."""
         return list(self._origins)
+
+    def implementations(self, hook: str) -> list[HookImpl]:
+        """The implementations of ``hook`` in plug-in registration order, the order raw
+        calls them in: pluggy keeps them in an order of its own (``tryfirst`` ones last,
+        ``trylast`` ones first), which raw does not consult. A plug-in registered on the
+        pluggy manager directly comes after those registered here."""
+        impls: list[HookImpl] = getattr(self._manager.hook, hook).get_hookimpls()
+        if len(impls) < 2:
+            return impls
+        order = {name: index for index, name in enumerate(self._origins)}
+        last = len(order)
+        return sorted(impls, key=lambda impl: order.get(impl.plugin_name, last))
 
     def register(self, plugin: object, *, name: str, origin: str | None = None) -> None:
         """Register ``plugin`` under ``name`` (its entry-point name).
@@ -306,7 +320,7 @@ class PluginHost:
     def _records(self, hook: str, cls: type[R], label: str) -> Iterator[tuple[str, R]]:
         """``(plug-in name, record)`` for every record the registration ``hook`` returns;
         a hook that raises, or a record that is not a ``cls``, is ``plugin_invalid``."""
-        for impl in getattr(self._manager.hook, hook).get_hookimpls():
+        for impl in self.implementations(hook):
             name = impl.plugin_name
             try:
                 records: Any = impl.function()
@@ -340,7 +354,7 @@ class PluginHost:
         if self._tool_folders is not None:
             return self._tool_folders
         result: dict[str, dict[str, ToolFolder]] = {}
-        for impl in self.hook.raw_register_tools.get_hookimpls():
+        for impl in self.implementations("raw_register_tools"):
             name = impl.plugin_name
             try:
                 records: Any = impl.function()

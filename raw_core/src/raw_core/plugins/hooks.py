@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from copy import deepcopy
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import anyio
@@ -54,14 +55,23 @@ def describe_definitions(
     definitions: Sequence[ToolDefinition], host: PluginHost
 ) -> list[ToolDefinition]:
     """Apply every ``raw_tool_describe`` hook, in registration order, to each definition."""
-    impls = list(host.hook.raw_tool_describe.get_hookimpls())
+    impls = list(host.implementations("raw_tool_describe"))
     if not impls:
         return list(definitions)
     result = []
     for definition in definitions:
         description = definition.description
         for impl in impls:
-            rewritten = _call_impl(impl, tool=definition, description=description)
+            try:
+                # The hook's own copy: only the description it answers is taken.
+                copy = attrs.evolve(definition, input_schema=deepcopy(definition.input_schema))
+                rewritten = _call_impl(impl, tool=copy, description=description)
+            except Exception as exc:
+                raise HookFailed(
+                    f"plug-in {impl.plugin_name!r}: raw_tool_describe raised"
+                    f" {type(exc).__name__}: {exc}",
+                    hook=impl.plugin_name,
+                ) from exc
             if rewritten is None:
                 continue
             if not isinstance(rewritten, str) or not rewritten.strip():
@@ -107,7 +117,7 @@ async def run_check_hooks(
     ``wait(awaitable, limit)`` awaits an asynchronous answer (the dispatcher passes one
     that also honours the call's cancellation signal); by default ``anyio.fail_after``.
     """
-    for impl in host.hook.raw_tool_check.get_hookimpls():
+    for impl in host.implementations("raw_tool_check"):
         answer = await _check_one(impl, call, verdict, limit, wait)
         if answer is None:
             continue
@@ -118,11 +128,18 @@ async def run_check_hooks(
                 for_model=answer.reason or None,
                 hook=impl.plugin_name,
             )
-        if answer.tighter_than(verdict):
-            verdict = Verdict(
-                decision=answer.decision,
-                reason=answer.reason or f"plug-in {impl.plugin_name!r} asks",
-            )
+        verdict = _tightened(verdict, answer, impl.plugin_name)
+    return verdict
+
+
+def _tightened(verdict: Verdict, answer: Verdict, plugin: str) -> Verdict:
+    """The verdict after a check hook's answer (not a deny): an ask tightens an allow, and
+    an ask with a reason rewords an ask (the person reads the last one); an allow never
+    loosens."""
+    if answer.tighter_than(verdict):
+        return Verdict(decision=answer.decision, reason=answer.reason or f"plug-in {plugin!r} asks")
+    if answer.decision == verdict.decision == "ask" and answer.reason:
+        return Verdict(decision="ask", reason=answer.reason)
     return verdict
 
 
@@ -159,13 +176,15 @@ async def explain_check_hooks(
     Unlike :func:`run_check_hooks` it asks every hook, also after a deny, so an
     explanation shows them all."""
     answers: list[HookAnswer] = []
-    final = verdict
-    for impl in host.hook.raw_tool_check.get_hookimpls():
+    final: Verdict | None = None  # a deny or a failure, which ends a real call
+    for impl in host.implementations("raw_tool_check"):
         try:
+            # Each hook is asked with the verdict as the hooks before it left it, as in a
+            # call (after a deny too, so that the explanation shows every hook).
             answer = await _check_one(impl, call, verdict, limit, None)
         except HookFailed as exc:
             answers.append(HookAnswer(plugin=impl.plugin_name, decision=None, error=exc.to_dict()))
-            final = Verdict(decision="deny", reason=exc.message)
+            final = final or Verdict(decision="deny", reason=exc.message)
             continue
         if answer is None:
             answers.append(HookAnswer(plugin=impl.plugin_name, decision=None))
@@ -173,9 +192,11 @@ async def explain_check_hooks(
         answers.append(
             HookAnswer(plugin=impl.plugin_name, decision=answer.decision, reason=answer.reason)
         )
-        if answer.tighter_than(final):
-            final = answer
-    return answers, final
+        if answer.decision == "deny":
+            final = final or answer
+        else:
+            verdict = _tightened(verdict, answer, impl.plugin_name)
+    return answers, final or verdict
 
 
 async def _check_one(
@@ -220,7 +241,7 @@ def collect_middlewares(host: PluginHost, call: CallInfo) -> list[tuple[str, Mid
     """The middlewares ``raw_tool_call`` hooks return for ``call``, outermost first
     (registration order)."""
     found: list[tuple[str, Middleware]] = []
-    for impl in host.hook.raw_tool_call.get_hookimpls():
+    for impl in host.implementations("raw_tool_call"):
         try:
             middleware = _call_impl(impl, call=call)
         except Exception as exc:
@@ -254,7 +275,7 @@ def emit_event(
             logger.exception("an event observer failed; the event is dropped for it")
     if host is None:
         return
-    for impl in host.hook.raw_session_event.get_hookimpls():
+    for impl in host.implementations("raw_session_event"):
         try:
             _call_impl(impl, event=make_event())
         except Exception:

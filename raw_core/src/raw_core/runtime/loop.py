@@ -427,7 +427,7 @@ class Session:
                 signal.cancel("the event stream was closed")
 
     def _emitter(self, on_event: Callable[[LoopEvent], Any] | None) -> Callable[[LoopEvent], None]:
-        hooks = self._host.hook.raw_session_event.get_hookimpls() if self._host is not None else []
+        hooks = self._host.implementations("raw_session_event") if self._host is not None else []
         if on_event is None and getattr(self.front_end, "wants_events", True):
             on_event = self.front_end.on_event
         # With nobody listening, the events of each step (deltas, calls, results) are not

@@ -1,0 +1,181 @@
+"""What plug-ins' runtime hooks answer and how raw uses it (the hookspecs, docs/design.md
+"Plugin API", docs/reference/hooks.md): the order hooks run in, a check hook that rewords
+an ask, ``raw policy explain`` agreeing with a real call, and a describe hook that fails.
+Each test registers real plug-in objects on a real :class:`PluginHost` and runs real
+dispatches of a real tool folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from raw_core import hookimpl
+from raw_core.agent import Agent, load_agent
+from raw_core.app._explain import explain_call
+from raw_core.config import load_config
+from raw_core.errors import HookFailed
+from raw_core.plugins import PluginHost
+from raw_core.plugins.hooks import model_definitions
+from raw_core.tools.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
+
+pytestmark = pytest.mark.anyio
+
+ECHO = """
+def handler(args, context):
+    return {"content": [{"type": "text", "text": "echo " + args.get("text", "")}]}
+"""
+SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def make_agent(tmp_path: Path, make_tool: Any, rules: list[dict[str, Any]] | None = None) -> Agent:
+    make_tool("echo", root=tmp_path / "tools", code=ECHO, input_schema=SCHEMA)
+    config = tmp_path / "raw.json"
+    tools = {"use": ["agent/echo"], "rules": rules or []}
+    config.write_text(json.dumps({"agents": {"a": {"tools": tools}}}))
+    return load_agent(load_config(config), host=PluginHost())
+
+
+def checker(name: str, log: list[str], answer: Any) -> SimpleNamespace:
+    """A plug-in whose check hook logs its name and the verdict it was given, then answers
+    ``answer(verdict)``."""
+
+    @hookimpl
+    def raw_tool_check(call: CallInfo, verdict: Verdict) -> Verdict | None:
+        log.append(f"{name}:{verdict.decision}")
+        return answer(verdict)  # type: ignore[no-any-return]
+
+    return SimpleNamespace(raw_tool_check=raw_tool_check)
+
+
+CALL = ToolCall(id="c1", name="echo", arguments='{"text": "hi"}')
+
+
+async def test_check_hooks_run_in_registration_order_whatever_pluggys_flags_say(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    log: list[str] = []
+    host = PluginHost()
+    flagged = [("first", True, False), ("second", False, False), ("third", False, True)]
+    for name, tryfirst, trylast in flagged:
+
+        def check(call: CallInfo, verdict: Verdict, name: str = name) -> None:
+            log.append(name)
+
+        host.register(
+            SimpleNamespace(raw_tool_check=hookimpl(tryfirst=tryfirst, trylast=trylast)(check)),
+            name=name,
+        )
+    dispatcher = make_agent(tmp_path, make_tool).dispatcher(host=host, cwd=tmp_path)
+    result = await dispatcher.dispatch(CALL)
+    assert result.status == "ok"
+    assert log == ["first", "second", "third"]
+    assert [impl.plugin_name for impl in host.implementations("raw_tool_check")] == [
+        "first",
+        "second",
+        "third",
+    ]
+
+
+async def test_a_check_hooks_ask_with_a_reason_rewords_a_rules_ask(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    log: list[str] = []
+    host = PluginHost()
+    host.register(
+        checker("reword", log, lambda v: Verdict(decision="ask", reason="reworded ask")),
+        name="reword",
+    )
+    asked: list[str | None] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        asked.append(request.reason)
+        return True
+
+    agent = make_agent(tmp_path, make_tool, rules=[{"match": "agent/echo", "effect": "ask"}])
+    dispatcher = agent.dispatcher(host=host, cwd=tmp_path, approval=approve)
+    result = await dispatcher.dispatch(CALL)
+    assert result.status == "ok"
+    assert asked == ["reworded ask"]
+
+
+async def test_a_check_hooks_ask_without_a_reason_keeps_the_rules_reason(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    host = PluginHost()
+    host.register(checker("plain", [], lambda v: Verdict(decision="ask")), name="plain")
+    asked: list[str | None] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        asked.append(request.reason)
+        return True
+
+    agent = make_agent(tmp_path, make_tool, rules=[{"match": "agent/echo", "effect": "ask"}])
+    await agent.dispatcher(host=host, cwd=tmp_path, approval=approve).dispatch(CALL)
+    assert asked == ["rule 0 of tools.rules asks"]
+
+
+def deny_if_asked(verdict: Verdict) -> Verdict | None:
+    return Verdict(decision="deny", reason="no asks here") if verdict.decision == "ask" else None
+
+
+async def test_explain_asks_each_hook_with_the_verdict_the_hooks_before_it_left(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    log: list[str] = []
+    host = PluginHost()
+    host.register(checker("asker", log, lambda v: Verdict(decision="ask")), name="asker")
+    host.register(checker("strict", log, deny_if_asked), name="strict")
+    agent = make_agent(tmp_path, make_tool)
+    dispatcher = agent.dispatcher(host=host, cwd=tmp_path)
+    real = await dispatcher.dispatch(CALL)
+    assert real.status == "error"
+    assert real.code == "hook_denied"
+    called = list(log)
+    log.clear()
+    explained = await explain_call(dispatcher, agent, "agent/echo", '{"text": "hi"}', host=host)
+    assert log == called == ["asker:allow", "strict:ask"]
+    assert explained.final_verdict == "deny"
+    assert [hook.decision for hook in explained.hooks] == ["ask", "deny"]
+
+
+def test_a_describe_hook_that_raises_is_hook_failed_naming_the_plugin(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    @hookimpl
+    def raw_tool_describe(tool: Any, description: str) -> str:
+        raise ValueError("boom in describe")
+
+    host = PluginHost()
+    host.register(SimpleNamespace(raw_tool_describe=raw_tool_describe), name="describer")
+    agent = make_agent(tmp_path, make_tool)
+    with pytest.raises(HookFailed) as raised:
+        model_definitions(agent, host)
+    assert "describer" in raised.value.message
+    assert "boom in describe" in raised.value.message
+
+
+def test_a_describe_hook_cannot_change_the_schema_the_model_receives(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    @hookimpl
+    def raw_tool_describe(tool: Any, description: str) -> str:
+        tool.input_schema["properties"]["injected"] = {"type": "string"}
+        return description + " (described)"
+
+    host = PluginHost()
+    host.register(SimpleNamespace(raw_tool_describe=raw_tool_describe), name="describer")
+    agent = make_agent(tmp_path, make_tool)
+    described = model_definitions(agent, host)
+    assert described[0].description.endswith("(described)")
+    assert "injected" not in described[0].input_schema["properties"]
+    assert "injected" not in agent.definitions()[0].input_schema["properties"]
+    assert "injected" not in model_definitions(agent, host)[0].input_schema["properties"]
