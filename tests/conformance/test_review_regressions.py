@@ -334,3 +334,29 @@ def test_a_planted_bytecode_cache_is_never_run(make_tool: Any, tmp_path: Path) -
     tool = ToolLoader().load(folder)
     assert tool.handler.__globals__["WHO"] == "honest"
     assert not any(p.name != cached.name for p in elsewhere.iterdir())
+
+
+async def test_a_lone_surrogate_in_a_description_or_system_prompt_reads_as_u_fffd(
+    tmp_path: Path, make_tool: Any, backend: SqliteBackend
+) -> None:
+    make_tool(
+        "echo",
+        root=tmp_path / "tools",
+        code=RUNS,
+        input_schema=SCHEMA,
+        description="Echo \ud800 back.",
+    )
+    (tmp_path / "raw.json").write_text(
+        json.dumps(
+            {"agents": {"a": {"system": "Be \ud800 brief.", "tools": {"use": ["agent/echo"]}}}}
+        )
+    )
+    agent = load_agent(load_config(tmp_path / "raw.json"), host=PluginHost())
+    provider = ScriptedProvider([Reply(text="done")])
+    async with Runtime(backend).open_session(agent, provider) as session:
+        ended = await session.run_turn("go")
+    assert ended.reason == "completed"
+    request = provider.requests[0]
+    assert request.system == "Be \ufffd brief."
+    assert request.tools[0].description == "Echo \ufffd back."
+    request.cache_key.encode("ascii")  # it was computed

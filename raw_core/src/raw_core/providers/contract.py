@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import attrs
 
 from raw_core._json import JsonInputError, loads_strict
+from raw_core.sessions.blocks import clean_text
 from raw_core.sessions.messages import Message, ProviderPart
 
 if TYPE_CHECKING:
@@ -50,10 +51,12 @@ StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
 
 @attrs.frozen(kw_only=True)
 class ModelTool:
-    """One tool as the model sees it: name, description, input schema. Never the identity."""
+    """One tool as the model sees it: name, description, input schema. Never the identity.
+    A lone surrogate in the description (a manifest may escape one, a plug-in or an MCP
+    server may send one) reads as U+FFFD, so the request can be encoded."""
 
     name: str
-    description: str
+    description: str = attrs.field(converter=clean_text)
     input_schema: Mapping[str, Any]
 
 
@@ -62,7 +65,7 @@ class ModelRequest:
     """One inference request. ``cache_key`` is a hash of the system prompt and the tools
     (see :func:`prompt_cache_key`), for providers that take a prompt-cache key."""
 
-    system: str | None
+    system: str | None = attrs.field(converter=attrs.converters.optional(clean_text))
     tools: tuple[ModelTool, ...]
     messages: tuple[Message, ...]
     cache_key: str
@@ -172,14 +175,15 @@ class ProviderRecord:
 
 def prompt_cache_key(system: str | None, tools: Sequence[ModelTool]) -> str:
     """A hash of the system prompt and the model-facing tool definitions: it changes only
-    when they change (design.md, "Decisions")."""
+    when they change (design.md, "Decisions"). Any string hashes, lone surrogates
+    included."""
     canonical = json.dumps(
         {"system": system, "tools": [[t.name, t.description, t.input_schema] for t in tools]},
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
     )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def arguments_object(text: str) -> dict[str, Any] | None:

@@ -60,7 +60,7 @@ class ToolDefinition:
             "input_schema": self.input_schema,
         }
         text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``{identity, name, description, input_schema}``."""
