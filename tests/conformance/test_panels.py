@@ -248,7 +248,7 @@ async def test_a_result_block_is_applied_and_removed_before_hooks_cap_model_and_
         sid, (finished,) = await project.turn(app, [("board", {"steps": steps})])
         page = await app.page(sid)
     # the middleware saw the result without its panel block
-    assert [b["type"] for b in seen[0]["content"]] == ["json"]
+    assert [b["type"] for b in seen[0].to_dict()["content"]] == ["json"]
     # the cap did not count the document: nothing was cut
     assert finished["status"] == "ok"
     assert "truncated" not in json.dumps(finished["content"])

@@ -11,16 +11,19 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
 import pytest
 
 from raw_core import hookimpl
 from raw_core.agent import Agent, load_agent
 from raw_core.app._explain import explain_call
 from raw_core.config import load_config
-from raw_core.errors import HookFailed
+from raw_core.errors import HookDenied, HookFailed, ResultWithheld
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import model_definitions
+from raw_core.sessions.blocks import TextBlock
 from raw_core.tools.calls import ApprovalRequest, CallInfo, ToolCall, Verdict
+from raw_core.tools.results import ToolResult
 
 pytestmark = pytest.mark.anyio
 
@@ -179,3 +182,74 @@ def test_a_describe_hook_cannot_change_the_schema_the_model_receives(
     assert "injected" not in described[0].input_schema["properties"]
     assert "injected" not in agent.definitions()[0].input_schema["properties"]
     assert "injected" not in model_definitions(agent, host)[0].input_schema["properties"]
+
+
+def middleware_plugin(middleware: Any) -> SimpleNamespace:
+    @hookimpl
+    def raw_tool_call(call: CallInfo) -> Any:
+        return middleware
+
+    return SimpleNamespace(raw_tool_call=raw_tool_call)
+
+
+async def test_call_next_returns_a_tool_result_whatever_the_tool_returned(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    seen: list[Any] = []
+
+    async def stamp(call: CallInfo, call_next: Any) -> Any:
+        result = await call_next()
+        seen.append(result)
+        return attrs.evolve(result, content=(*result.content, TextBlock(text="[audited]")))
+
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "a.txt").write_text("alpha\n")
+    config = tmp_path / "raw.json"
+    uses = ["builtin/read_file", "agent/echo"]
+    make_tool("echo", root=tmp_path / "tools", code=ECHO, input_schema=SCHEMA)
+    config.write_text(json.dumps({"agents": {"a": {"tools": {"use": uses}}}}))
+    host = PluginHost()
+    host.load_entry_points()
+    host.register(middleware_plugin(stamp), name="stamp")
+    agent = load_agent(load_config(config), host=host)
+    dispatcher = agent.dispatcher(host=host, cwd=tmp_path / "work")
+    batch = await dispatcher.dispatch(
+        ToolCall(id="c1", name="read_file", arguments='{"files": [{"path": "a.txt"}]}')
+    )
+    plain = await dispatcher.dispatch(CALL)
+    assert batch.status == plain.status == "ok"
+    assert all(isinstance(result, ToolResult) for result in seen)
+    assert "alpha" in batch.text()
+    assert batch.text().endswith("[audited]")
+    assert plain.text() == "echo hi\n[audited]"
+
+
+@pytest.mark.parametrize("raised", ["hook_denied", "result_withheld"])
+async def test_a_deny_a_middleware_raises_after_the_tool_ran_withholds_the_result(
+    tmp_path: Path, make_tool: Any, raised: str
+) -> None:
+    async def withhold(call: CallInfo, call_next: Any) -> Any:
+        await call_next()
+        error = HookDenied if raised == "hook_denied" else ResultWithheld
+        raise error("secret stuff", for_model="it held a secret")
+
+    host = PluginHost()
+    host.register(middleware_plugin(withhold), name="guard")
+    dispatcher = make_agent(tmp_path, make_tool).dispatcher(host=host, cwd=tmp_path)
+    result = await dispatcher.dispatch(CALL)
+    assert result.code == "result_withheld"
+    assert result.text() == "echo ran, and a plug-in withheld its result: it held a secret"
+    assert result.full_text() == "echo ran, and a plug-in withheld its result: secret stuff"
+
+
+async def test_a_deny_a_middleware_raises_before_the_tool_runs_stays_a_deny(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    async def refuse(call: CallInfo, call_next: Any) -> Any:
+        raise HookDenied("not today", for_model="not today")
+
+    host = PluginHost()
+    host.register(middleware_plugin(refuse), name="guard")
+    dispatcher = make_agent(tmp_path, make_tool).dispatcher(host=host, cwd=tmp_path)
+    result = await dispatcher.dispatch(CALL)
+    assert result.code == "hook_denied"

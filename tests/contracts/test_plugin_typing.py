@@ -153,7 +153,7 @@ def raw_tool_call(call: CallInfo) -> Middleware | None:
     return middleware
 """,
         "return-value",
-        "Callable[[CallInfo, Callable[[], Awaitable[Any]]], Awaitable[Any]] | None",
+        "Callable[[CallInfo, Callable[[], Awaitable[ToolResult]]], Awaitable[Any]] | None",
     ),
     "registration_returns_paths": (
         """\

@@ -220,6 +220,11 @@ class RawError(Exception):
         self.context: dict[str, Any] = {k: v for k, v in context.items() if v is not None}
 
     @property
+    def for_model(self) -> str | None:
+        """What a person or a hook wrote for the model (``for_model=``), if anything."""
+        return self._for_model
+
+    @property
     def model_message(self) -> str:
         """The text a model reads when this error ends a tool call: what a person or a hook
         wrote for the model (``for_model=``), else the class's plain sentence, else the
@@ -546,8 +551,9 @@ class HookFailed(DispatchError):
 
 
 class ResultWithheld(DispatchError):
-    """The handler ran and a PostToolUse command hook withheld its result from the model;
-    the model reads that the tool ran and why the result was withheld."""
+    """The handler ran and a PostToolUse command hook (or a plug-in's call middleware)
+    withheld its result from the model; the model reads that the tool ran and why the
+    result was withheld."""
 
     code = "result_withheld"
     model_text = "a check the user set up withheld this result"

@@ -429,8 +429,15 @@ class Dispatcher:
 
         panels = context.panels
         invoke: Callable[[], Awaitable[Any]] = call_handler
-        for name, middleware in reversed(middlewares):
-            invoke = wrap_middleware(middleware, name, info, invoke)
+        if middlewares:
+            # Each middleware reads the result so far as a ToolResult, whatever returned it.
+            room = self.max_output_bytes - len(self._note(panels).encode())
+
+            def normalise(returned: Any) -> ToolResult:
+                return result_of(returned, info.effects, room)
+
+            for name, middleware in reversed(middlewares):
+                invoke = wrap_middleware(middleware, name, info, invoke, normalise)
         try:
             clock = context.interactions.clock if context.interactions is not None else None
             returned = await guard(signal, self.handler_timeout, invoke(), clock)

@@ -6,16 +6,23 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol
 
 import anyio
 
-from raw_core.errors import Cancelled, HandlerError, HookFailed, RawError, Timeout
+from raw_core.errors import (
+    Cancelled,
+    HandlerError,
+    HookDenied,
+    HookFailed,
+    RawError,
+    ResultWithheld,
+    Timeout,
+)
 from raw_core.frozen import fingerprint
 from raw_core.tools.calls import (
     CallInfo,
-    CallNext,
     CancellationSignal,
     Middleware,
     ToolContext,
@@ -23,6 +30,7 @@ from raw_core.tools.calls import (
 )
 from raw_core.tools.interactions import HandlerClock
 from raw_core.tools.loader import LoadedTool
+from raw_core.tools.results import ToolResult
 
 __all__ = [
     "ALLOW",
@@ -119,10 +127,35 @@ def check_sealed(sealed: str, arguments: Any, effects: Any, who: str) -> None:
         )
 
 
-def wrap_middleware(middleware: Middleware, name: str, info: CallInfo, inner: CallNext) -> CallNext:
+def wrap_middleware(
+    middleware: Middleware,
+    name: str,
+    info: CallInfo,
+    inner: Callable[[], Awaitable[Any]],
+    normalise: Callable[[Any], ToolResult],
+) -> Callable[[], Awaitable[Any]]:
+    """``middleware`` around ``inner``: its ``call_next`` runs ``inner`` and hands back
+    what it returned as a :class:`ToolResult` (``normalise``). An error it raises names
+    its plug-in; a deny it raises once the tool has run (``hook_denied``,
+    ``result_withheld``) withholds the result instead: the model reads that the tool ran,
+    and why."""
+
     async def wrapped() -> Any:
+        ran = False
+
+        async def call_next() -> ToolResult:
+            nonlocal ran
+            returned = normalise(await inner())
+            ran = True
+            return returned
+
         try:
-            return await middleware(info, inner)
+            return await middleware(info, call_next)
+        except (HookDenied, ResultWithheld) as error:
+            if not ran:
+                raise
+            withheld = ResultWithheld(error.message, for_model=error.for_model, hook=name)
+            return ToolResult.withheld(info.name, withheld, by="a plug-in", effects=info.effects)
         except RawError:
             raise
         except Exception as exc:

@@ -149,19 +149,8 @@ async def pre_tool_use(
 def _withheld(call: CallInfo, result: ToolResult, error: RawError) -> ToolResult:
     """The result in place of one a hook withheld: the model reads that the tool ran and
     why (a hook's reason, or a failure's plain sentence); the host gets the whole message."""
-    said = "{} ran, and a hook withheld its result: {}"
     why = "a check the user set up failed" if isinstance(error, HookFailed) else None
-    model = (TextBlock(text=said.format(call.name, why or error.model_message)),)
-    host = (TextBlock(text=said.format(call.name, error.message)),)
-    return ToolResult(
-        status="error",
-        code=error.code,
-        message=error.message,
-        content=model,
-        full_content=host,
-        effects=result.effects,
-        details=dict(error.context),
-    )
+    return ToolResult.withheld(call.name, error, by="a hook", why=why, effects=result.effects)
 
 
 def _with_lines(result: ToolResult, lines: Sequence[TextBlock], max_bytes: int) -> ToolResult:

@@ -24,6 +24,7 @@ from raw_core.tools.interactions import CallInteractions
 from raw_core.tools.panels import CallPanels
 from raw_core.tools.progress import BatchProgress
 from raw_core.tools.resources import SessionResources
+from raw_core.tools.results import ToolResult
 
 __all__ = [
     "HOOK_PROTOCOL_VERSION",
@@ -269,12 +270,14 @@ CheckAnswer: TypeAlias = Verdict | Awaitable[Verdict | None] | None
 """What a ``raw_tool_check`` hook returns: a verdict, an awaitable of one (or of None), or
 None to pass."""
 
-CallNext: TypeAlias = Callable[[], Awaitable[Any]]
+CallNext: TypeAlias = Callable[[], Awaitable[ToolResult]]
 """What a middleware calls to run the rest of the chain (the next middleware, finally the
 handler); it takes no arguments, so a middleware cannot change them. It returns the
-handler's result, which is whatever the handler returned (a content dict, text, a
-:class:`raw_core.tools.results.ToolResult`...)."""
+result so far as a :class:`~raw_core.tools.results.ToolResult`, whatever the handler (or
+the middleware inside) returned: a batch tool's rows rendered, a content dict as blocks,
+capped as the model would read it, the full output kept in ``full_content``."""
 
 Middleware: TypeAlias = Callable[[CallInfo, CallNext], Awaitable[Any]]
 """What a ``raw_tool_call`` hook returns: an async function ``(call, call_next) -> result``
-composed around the handler."""
+composed around the handler. Its result is a ``ToolResult`` (the one ``call_next``
+returned, or a new one) or anything a handler may return."""

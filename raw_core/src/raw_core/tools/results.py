@@ -85,6 +85,31 @@ class ToolResult:
         return self.status == "error"
 
     @classmethod
+    def withheld(
+        cls,
+        tool_name: str,
+        error: RawError,
+        *,
+        by: str,
+        why: str | None = None,
+        effects: Any = None,
+    ) -> ToolResult:
+        """The result in place of one that ``by`` (``"a hook"``, ``"a plug-in"``) withheld
+        after the tool ran: the model reads ``<tool> ran, and <by> withheld its result:
+        <why>`` (by default the error's text for the model), the host the same with the
+        error's whole message. Nothing the tool did is undone."""
+        said = "{} ran, and {} withheld its result: {}"
+        return cls(
+            status="error",
+            code=error.code,
+            message=error.message,
+            content=(TextBlock(text=said.format(tool_name, by, why or error.model_message)),),
+            full_content=(TextBlock(text=said.format(tool_name, by, error.message)),),
+            effects=effects,
+            details=dict(error.context),
+        )
+
+    @classmethod
     def from_error(cls, error: RawError, *, effects: Any = None) -> ToolResult:
         """The error result for ``error``. The model reads ``error [code]: <text>`` with
         the error's :attr:`~raw_core.errors.RawError.model_message` (no host-side text:
