@@ -370,3 +370,44 @@ def test_every_built_in_descriptor_is_listed_with_its_bounds() -> None:
     assert described == ["builtin/bash", "builtin/process", "builtin/write_file"]
     for identity in described:
         assert f"`{identity}`" in bounds
+
+
+# --- a batch cancelled while it runs keeps its rows too ----------------------------------
+
+SIGNALLED_BATCH = """
+import anyio
+STARTED = []  # events a test waits on: set once the first entry has its row
+
+async def handler(args, context):
+    batch = context.progress.start(["first", "second", "third"])
+    batch.ok("first", "done")
+    for started in STARTED:
+        started.set()
+    await anyio.sleep_forever()
+"""
+
+
+async def test_a_batch_cancelled_while_it_runs_reports_its_rows(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    dispatcher = dispatcher_for(tmp_path, make_tool, {"batch": SIGNALLED_BATCH})
+    started = anyio.Event()
+    globals_of(dispatcher, "batch")["STARTED"].append(started)
+    signal = CancellationSignal()
+    results: list[Any] = []
+
+    async def run() -> None:
+        results.append(await dispatcher.dispatch(call("batch"), signal=signal))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        with anyio.fail_after(10):
+            await started.wait()
+        signal.cancel("cancelled by the user")
+    (result,) = results
+    text = result.text()
+    assert result.code == "cancelled"
+    assert text.startswith("error [cancelled]: the call was cancelled (cancelled by the user);")
+    assert "[1/3] ok: first\ndone\n" in text
+    assert "[2/3] error (cancelled): second\nstopped: the call was cancelled" in text
+    assert "[3/3] skipped: third\nnot run: the call was cancelled during entry 2" in text

@@ -1,12 +1,13 @@
-"""The result of a batch stopped at the handler's time limit: what it had done by then.
+"""The result of a batch stopped at the handler's time limit or cancelled: what it had
+done by then.
 
-Spec 001, "Batch rules": a timeout stops the running entry and skips the rest, and each
-entry reports its own status. A handler that announced its entries
+Spec 001, "Batch rules": a timeout or abort stops the running entry and skips the rest,
+and each entry reports its own status. A handler that announced its entries
 (``context.progress.start(labels)``) is stopped by the dispatcher before it can return its
 batch, so the dispatcher reports it: the rows recorded by then as they are, the first
-entry without a row as ``error (timeout)`` — it was running — and every later one as
-``skipped``. The call itself still ends as ``timeout``; the rows follow its error line,
-under the same shared cap as any batch.
+entry without a row as ``error (timeout)`` or ``error (cancelled)`` — it was running — and
+every later one as ``skipped``. The call itself still ends as ``timeout`` or
+``cancelled``; the rows follow its error line, under the same shared cap as any batch.
 """
 
 from __future__ import annotations
@@ -37,16 +38,15 @@ def stopped_batch(
     batch = BatchResult(entries=list(rows))
     running = len(rows)
     if running < len(labels):
-        within = f" of {limit:g} s" if limit is not None else ""
-        batch.error(
-            labels[running],
-            Timeout.code,
-            f"stopped: the call reached its time limit{within} while this entry ran",
-        )
+        if isinstance(error, Timeout):
+            within = f" of {limit:g} s" if limit is not None else ""
+            stopped = f"the call reached its time limit{within}"
+            stopped_skip = "the call reached its time limit"
+        else:
+            stopped = stopped_skip = "the call was cancelled"
+        batch.error(labels[running], error.code, f"stopped: {stopped} while this entry ran")
         for label in labels[running + 1 :]:
-            batch.skipped(
-                label, f"not run: the call reached its time limit during entry {running + 1}"
-            )
+            batch.skipped(label, f"not run: {stopped_skip} during entry {running + 1}")
     head = f"error [{error.code}]: {error.message}; each entry's row follows\n"
     room = max(max_output_bytes - len(head.encode("utf-8")), 0)
     model_text, full_text, truncated = batch.render(room)

@@ -12,12 +12,13 @@
    hooks subscribed to the call (``hook_denied``, ``hook_failed``);
 6. approval, when a rule or hook asks (``approval_denied``, ``approval_unavailable``);
 7. the handler, wrapped in the plug-ins' call middlewares (``handler_error``, ``tool_error``,
-   ``cancelled``, ``timeout``); a batch stopped at the time limit still reports the rows
-   that finished (:mod:`raw_core.dispatch._partial`). The handler's panel blocks are taken
-   out of its result before the middlewares see it. The PostToolUse command hooks then
-   see the result and may withhold it (``result_withheld``, ``hook_failed``) or add a line.
-   The call's panel updates (both ways, :mod:`raw_core.tools.panels`) travel with its
-   result, errors included (a withheld result too).
+   ``cancelled``, ``timeout``); a batch stopped at the time limit or cancelled still
+   reports the rows that finished (:mod:`raw_core.dispatch._partial`). The handler's panel
+   blocks are taken out of its result before the middlewares see it. The PostToolUse
+   command hooks then see the result and may withhold it (``result_withheld``,
+   ``hook_failed``) or add a line. The call's panel updates (both ways,
+   :mod:`raw_core.tools.panels`) travel with its result, errors included (a withheld
+   result too).
 
 A failure at any step stops the call before the next and becomes a :class:`ToolResult` the
 model can read; no exception escapes to the caller except a cancellation of the caller's
@@ -441,7 +442,7 @@ class Dispatcher:
         try:
             clock = context.interactions.clock if context.interactions is not None else None
             returned = await guard(signal, self.handler_timeout, invoke(), clock)
-        except Timeout as error:
+        except (Timeout, Cancelled) as error:  # a batch still reports the rows it finished
             stopped = stopped_batch(
                 error,
                 context.progress,
