@@ -253,3 +253,24 @@ async def test_a_deny_a_middleware_raises_before_the_tool_runs_stays_a_deny(
     dispatcher = make_agent(tmp_path, make_tool).dispatcher(host=host, cwd=tmp_path)
     result = await dispatcher.dispatch(CALL)
     assert result.code == "hook_denied"
+
+
+async def test_a_middleware_cannot_run_the_handler_twice(tmp_path: Path, make_tool: Any) -> None:
+    async def twice(call: CallInfo, call_next: Any) -> Any:
+        await call_next()
+        return await call_next()
+
+    code = ECHO + "\nRAN = []\n"
+    code = code.replace(
+        "def handler(args, context):\n", "def handler(args, context):\n    RAN.append(1)\n"
+    )
+    make_tool("echo", root=tmp_path / "tools", code=code, input_schema=SCHEMA)
+    config = tmp_path / "raw.json"
+    config.write_text(json.dumps({"agents": {"a": {"tools": {"use": ["agent/echo"]}}}}))
+    agent = load_agent(load_config(config), host=PluginHost())
+    host = PluginHost()
+    host.register(middleware_plugin(twice), name="twice")
+    result = await agent.dispatcher(host=host, cwd=tmp_path).dispatch(CALL)
+    assert result.code == "hook_failed"
+    assert "call_next twice" in result.full_text()
+    assert agent.registry.tools[0].handler.__globals__["RAN"] == [1]

@@ -138,13 +138,20 @@ def wrap_middleware(
     what it returned as a :class:`ToolResult` (``normalise``). An error it raises names
     its plug-in; a deny it raises once the tool has run (``hook_denied``,
     ``result_withheld``) withholds the result instead: the model reads that the tool ran,
-    and why."""
+    and why. ``call_next`` runs once: a second call is ``hook_failed``."""
 
     async def wrapped() -> Any:
-        ran = False
+        called = ran = False
 
         async def call_next() -> ToolResult:
-            nonlocal ran
+            nonlocal ran, called
+            if called:  # one approval, one run
+                raise HookFailed(
+                    f"call middleware of plug-in {name!r} called call_next twice; a call runs"
+                    " its handler once",
+                    hook=name,
+                )
+            called = True
             returned = normalise(await inner())
             ran = True
             return returned
