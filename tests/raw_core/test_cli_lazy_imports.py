@@ -1,8 +1,10 @@
-"""The terminal's libraries cost startup time: rich is imported only to draw on a terminal
-and prompt_toolkit only for a chat's prompt on one, so ``raw tools list`` imports neither."""
+"""What a command imports is start-up time: rich is imported only to draw on a terminal
+and prompt_toolkit only for a chat's prompt on one, and each command imports its own
+module of the CLI alone."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -17,8 +19,32 @@ try:
 except SystemExit as exc:
     code = exc.code
 print("LOADED", sorted({m.split(".")[0] for m in sys.modules} & {"rich", "prompt_toolkit"}))
+print("RAW", sorted(m for m in sys.modules if m.startswith("raw_core.")))
 sys.exit(code)
 """
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[list[str], set[str]]:
+    """Run ``raw args`` in a fresh interpreter: its output lines, and the raw_core modules
+    it imported."""
+    result = subprocess.run(
+        [sys.executable, "-c", PROGRAM, *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith("RAW ")
+    return lines[:-1], set(ast.literal_eval(lines[-1].removeprefix("RAW ")))
+
+
+def _tool_config(tmp_path: Path) -> Path:
+    config = tmp_path / "raw.json"
+    config.write_text(json.dumps({"agents": {"a": {"tools": {"use": ["builtin/read_file"]}}}}))
+    return config
 
 
 def test_tools_list_imports_neither_rich_nor_prompt_toolkit(tmp_path: Path) -> None:
@@ -31,14 +57,33 @@ def test_tools_list_imports_neither_rich_nor_prompt_toolkit(tmp_path: Path) -> N
             }
         )
     )
-    result = subprocess.run(
-        [sys.executable, "-c", PROGRAM, "tools", "list", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "bash" in result.stdout
-    assert result.stdout.splitlines()[-1] == "LOADED []"
+    lines, _ = _run(tmp_path, "tools", "list", "--config", str(config))
+    assert "bash" in lines[0]
+    assert lines[-1] == "LOADED []"
+
+
+def test_tools_list_imports_only_the_tools_command(tmp_path: Path) -> None:
+    lines, loaded = _run(tmp_path, "tools", "list", "--config", str(_tool_config(tmp_path)))
+    assert lines[0] == "read_file  (builtin/read_file)"
+    assert lines[-1] == "LOADED []"
+    cli = {m for m in loaded if m.startswith("raw_core.cli.")}
+    assert cli == {
+        "raw_core.cli._app",
+        "raw_core.cli._lazy_group",
+        "raw_core.cli._output",
+        "raw_core.cli.tools",
+    }
+
+
+def test_help_imports_every_command_and_lists_them(tmp_path: Path) -> None:
+    lines, loaded = _run(tmp_path, "--help")
+    for module in ("config", "demo", "hooks", "models", "pkg", "policy", "run", "sessions"):
+        assert f"raw_core.cli.{module}" in loaded  # each command's short help
+    listed = [line.split()[0] for line in lines[lines.index("Commands:") + 1 :] if line[:2] == "  "]
+    assert listed == sorted(listed)
+    assert {"chat", "config", "demo", "hooks", "models", "pkg", "policy", "run"} <= set(listed)
+    assert {"sessions", "tools"} <= set(listed)
+    tools, loaded = _run(tmp_path, "tools", "--help")
+    assert {"raw_core.cli.call", "raw_core.cli.fork"} <= loaded
+    listed = [line.split()[0] for line in tools[tools.index("Commands:") + 1 :] if line[:2] == "  "]
+    assert listed == ["call", "check", "fork", "list"]

@@ -15,27 +15,29 @@ from typing import Any
 import click
 
 from raw_core import __version__
+from raw_core.cli._lazy_group import LazyGroup
 from raw_core.cli._output import EXIT_INTERRUPTED
-
-# Commands are imported under other names, so that each submodule (raw_core.cli.fork ...)
-# stays reachable as an attribute of this package.
-from raw_core.cli.call import call as call_command
-from raw_core.cli.config import config as config_group
-from raw_core.cli.demo import demo as demo_command
-from raw_core.cli.fork import fork as fork_command
-from raw_core.cli.hooks import hooks as hooks_group
-from raw_core.cli.models import models as models_group
-from raw_core.cli.pkg import pkg as pkg_group
-from raw_core.cli.policy import policy as policy_group
-from raw_core.cli.run import chat as chat_command
-from raw_core.cli.run import run as run_command
-from raw_core.cli.sessions import sessions as sessions_group
-from raw_core.cli.tools import tools as tools_group
 
 __all__ = ["cli", "main"]
 
 
-class _Raw(click.Group):
+# Each command is imported when it runs (or when ``--help`` lists them): a command pays for
+# its own module alone.
+_COMMANDS = {
+    "chat": "raw_core.cli.run:chat",
+    "config": "raw_core.cli.config:config",
+    "demo": "raw_core.cli.demo:demo",
+    "hooks": "raw_core.cli.hooks:hooks",
+    "models": "raw_core.cli.models:models",
+    "pkg": "raw_core.cli.pkg:pkg",
+    "policy": "raw_core.cli.policy:policy",
+    "run": "raw_core.cli.run:run",
+    "sessions": "raw_core.cli.sessions:sessions",
+    "tools": "raw_core.cli.tools:tools",
+}
+
+
+class _Raw(LazyGroup):
     """The ``raw`` group: a Ctrl-C that reaches a command as ``KeyboardInterrupt`` (outside
     the commands that receive it as an event) exits 130, as the shell reports SIGINT,
     rather than click's "Aborted!" and 1.
@@ -62,7 +64,7 @@ class _Raw(click.Group):
         offered = click.Group()
         host.hook.raw_register_commands(cli=offered)
         for name, command in offered.commands.items():
-            if name not in self.commands:
+            if not self.has_command(name):
                 self.add_command(command, name)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -86,6 +88,7 @@ class _Raw(click.Group):
 
 @click.group(
     cls=_Raw,
+    lazy=_COMMANDS,
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -101,23 +104,11 @@ def cli(ctx: click.Context, no_color: bool) -> None:
         disable_colour()
     if ctx.invoked_subcommand is None:
         if sys.stdin.isatty() and sys.stdout.isatty():
-            ctx.invoke(chat_command)
+            from raw_core.cli.run import chat
+
+            ctx.invoke(chat)
         else:
             click.echo(ctx.get_help())
-
-
-tools_group.add_command(call_command)
-tools_group.add_command(fork_command)
-cli.add_command(tools_group)
-cli.add_command(hooks_group)
-cli.add_command(policy_group)
-cli.add_command(config_group)
-cli.add_command(models_group)
-cli.add_command(pkg_group)
-cli.add_command(run_command)
-cli.add_command(chat_command)
-cli.add_command(sessions_group)
-cli.add_command(demo_command)
 
 
 def main() -> None:

@@ -9,13 +9,17 @@ from typing import Any
 import click
 
 from raw_core.cli._app import agent_option, config_option, with_app
+from raw_core.cli._lazy_group import LazyGroup
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
 from raw_core.errors import RawError
 
 __all__ = ["tools"]
 
 
-@click.group()
+@click.group(
+    cls=LazyGroup,
+    lazy={"call": "raw_core.cli.call:call", "fork": "raw_core.cli.fork:fork"},
+)
 def tools() -> None:
     """Check, list and inspect tools."""
 
