@@ -1,6 +1,6 @@
 """What a command imports is start-up time: rich is imported only to draw on a terminal
-and prompt_toolkit only for a chat's prompt on one, and each command imports its own
-module of the CLI alone."""
+and prompt_toolkit only for a chat's prompt on one, each command imports its own module
+of the CLI alone, and a command that needs no session imports no session store."""
 
 from __future__ import annotations
 
@@ -73,6 +73,12 @@ def test_tools_list_imports_only_the_tools_command(tmp_path: Path) -> None:
         "raw_core.cli._output",
         "raw_core.cli.tools",
     }
+
+
+def test_tools_list_neither_imports_nor_opens_the_session_store(tmp_path: Path) -> None:
+    _, loaded = _run(tmp_path, "tools", "list", "--config", str(_tool_config(tmp_path)))
+    assert not loaded & {"raw_core.app._backends", "raw_core.sessions.sqlite"}
+    assert not [m for m in loaded if m.startswith("raw_core.runtime")]
 
 
 def test_help_imports_every_command_and_lists_them(tmp_path: Path) -> None:

@@ -63,23 +63,22 @@ class App:
         *,
         config: Config,
         host: PluginHost,
-        backend: SessionBackend | Callable[[], Awaitable[SessionBackend]],
+        backend: SessionBackend | None = None,
+        open_backend: Callable[[], Awaitable[SessionBackend]] | None = None,
         provider: Provider | None = None,
         local_dir: Path | None = None,
         approval_wait: float = 0.0,
     ) -> None:
-        self.config = config
-        self.host = host
-        self._backend: SessionBackend | None = None
-        self._open_backend: Callable[[], Awaitable[SessionBackend]] | None = None
+        """``backend``: the session backend to use; or ``open_backend``, which opens it
+        when first needed (exactly one of the two)."""
         import anyio
 
-        from raw_core.sessions.backend import SessionBackend
-
-        if isinstance(backend, SessionBackend):
-            self._backend = backend
-        else:
-            self._open_backend = backend
+        if (backend is None) == (open_backend is None):
+            raise TypeError("App takes either backend or open_backend")
+        self.config = config
+        self.host = host
+        self._backend: SessionBackend | None = backend
+        self._open_backend = open_backend
         self._backend_lock = anyio.Lock()
         self._provider = provider
         self._local_dir = local_dir
@@ -148,7 +147,6 @@ class App:
         """
         import anyio
 
-        from raw_core.app._backends import open_backend
         from raw_core.config import Config
         from raw_core.config.layers import find_layers, load_layers
         from raw_core.plugins import PluginHost
@@ -166,12 +164,16 @@ class App:
         resolved = config
 
         async def open_configured() -> SessionBackend:
+            # Imported here: a command that needs no sessions never imports the store.
+            from raw_core.app._backends import open_backend
+
             return await open_backend(resolved, host, store_dir, expire_after_days)
 
         app = cls(
             config=config,
             host=host,
-            backend=backend if backend is not None else open_configured,
+            backend=backend,
+            open_backend=open_configured if backend is None else None,
             provider=provider,
             local_dir=local_dir,
             approval_wait=approval_wait,
