@@ -81,6 +81,11 @@ def test_tools_list_neither_imports_nor_opens_the_session_store(tmp_path: Path) 
     assert not [m for m in loaded if m.startswith("raw_core.runtime")]
 
 
+def test_tools_list_does_not_import_the_dispatch_pipeline(tmp_path: Path) -> None:
+    _, loaded = _run(tmp_path, "tools", "list", "--config", str(_tool_config(tmp_path)))
+    assert not [m for m in loaded if m.startswith("raw_core.dispatch")]
+
+
 def test_help_imports_every_command_and_lists_them(tmp_path: Path) -> None:
     lines, loaded = _run(tmp_path, "--help")
     for module in ("config", "demo", "hooks", "models", "pkg", "policy", "run", "sessions"):

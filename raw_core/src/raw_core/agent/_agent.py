@@ -14,6 +14,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import attrs
@@ -22,7 +23,6 @@ from anyio.abc import TaskGroup
 from raw_core.agent.skills import SkillService, find_skills
 from raw_core.agent.variables import VarService
 from raw_core.config import AgentConfig, Config
-from raw_core.dispatch import Dispatcher
 from raw_core.hooks import HookSet, credential_names, load_hooks
 from raw_core.plugins import PluginHost
 from raw_core.policy import FlooredPolicy, Policy, bind_floors
@@ -33,6 +33,9 @@ from raw_core.tools.panels import PanelBoard
 from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
 from raw_core.tools.resources import SessionResources
 from raw_core.tools.sources import SessionSources, ToolSource
+
+if TYPE_CHECKING:
+    from raw_core.dispatch import Dispatcher
 
 __all__ = ["Agent", "load_agent", "open_agent"]
 
@@ -90,6 +93,10 @@ class Agent:
         panel board (one of the dispatcher's own by default); ``resources`` what its tools
         keep for the session's length (the caller closes it); ``interactions`` answers the
         tools' questions (none: ``interaction_unavailable``)."""
+        # Imported here: what only lists an agent's tools or hooks never imports the
+        # dispatch pipeline.
+        from raw_core.dispatch import Dispatcher
+
         return Dispatcher(
             self.registry,
             self.policy,
