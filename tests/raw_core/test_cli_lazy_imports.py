@@ -86,6 +86,12 @@ def test_tools_list_does_not_import_the_dispatch_pipeline(tmp_path: Path) -> Non
     assert not [m for m in loaded if m.startswith("raw_core.dispatch")]
 
 
+def test_tools_list_imports_no_provider(tmp_path: Path) -> None:
+    """No model is called: the providers plug-in is loaded, its contract is not imported."""
+    _, loaded = _run(tmp_path, "tools", "list", "--config", str(_tool_config(tmp_path)))
+    assert not [m for m in loaded if m.startswith("raw_core.providers")]
+
+
 def test_help_imports_every_command_and_lists_them(tmp_path: Path) -> None:
     lines, loaded = _run(tmp_path, "--help")
     for module in ("config", "demo", "hooks", "models", "pkg", "policy", "run", "sessions"):

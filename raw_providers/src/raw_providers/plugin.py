@@ -1,16 +1,19 @@
 """The ``providers`` plug-in: the only module of this distribution with hook implementations.
 
-Importing it imports no SDK: the factories import ``openai`` / ``anthropic`` when a model is
-first made, so ``raw --help`` and plug-in discovery stay fast.
+Importing it imports no SDK, nor raw's provider contract: the records are made when the
+providers are first asked for, and the factories import ``openai`` / ``anthropic`` when a
+model is first made, so ``raw --help`` and plug-in discovery stay fast.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from raw_core.config import ModelConfig
 from raw_core.plugins.hookspecs import hookimpl
-from raw_core.providers.contract import Provider, ProviderRecord
+
+if TYPE_CHECKING:
+    from raw_core.config import ModelConfig
+    from raw_core.providers.contract import Provider, ProviderRecord
 
 __all__ = ["raw_register_providers"]
 
@@ -37,6 +40,8 @@ def _anthropic(model: ModelConfig, api_key: str | None = None, **options: Any) -
 def raw_register_providers() -> list[ProviderRecord]:
     """``openai`` (Chat Completions or the Responses API), ``openai-compatible`` (local and
     third-party servers through ``base_url``) and ``anthropic`` (Messages)."""
+    from raw_core.providers.contract import ProviderRecord
+
     return [
         ProviderRecord(name="openai", factory=_openai),
         ProviderRecord(name="openai-compatible", factory=_openai_compatible),
