@@ -19,6 +19,15 @@ The commands: ``python -c pass``; ``import raw_core``; ``import raw_core.app`` (
 end imports first: the session service); ``raw --help``; ``raw tools list --config X`` (a
 project with one tool folder and one built-in tool); ``raw sessions list``.
 
+Then the floor of ``raw tools list --config X`` (bytecode cached): what the libraries it
+stands on cost before raw does anything, each stage a ``python -c`` program that does what
+the one before did and one thing more (click; the entry-point scan; asyncio, anyio and one
+event loop; attrs, cattrs and pluggy; fastjsonschema, RE2 and jsonpatch), so that the
+differences of the medians add up; and, inside one instrumented run of the command, the
+CPU spent building attrs classes, generating and compiling schema validators, and compiling
+RE2 patterns. What is left is raw's own: importing its modules and the plug-ins', reading
+the config, loading the tools.
+
 Run: ``uv run python benchmarks/bench_startup.py``.
 """
 
@@ -85,6 +94,120 @@ def commands(config: Path) -> dict[str, list[str]]:
     }
 
 
+_EVENT_LOOP = "import anyio\nasync def _nothing():\n    pass\nanyio.run(_nothing)\n"
+FLOOR: tuple[tuple[str, str], ...] = (
+    ("python itself (`python -c pass`)", "pass\n"),
+    ("click", "import click\n"),
+    (
+        "the entry-point scan (`importlib.metadata`, group `raw`)",
+        "import importlib.metadata\nimportlib.metadata.entry_points(group='raw')\n",
+    ),
+    ("asyncio, anyio and one event loop", _EVENT_LOOP),
+    ("attrs, cattrs and pluggy (imports)", "import attrs, cattrs, pluggy\n"),
+    ("fastjsonschema, RE2 and jsonpatch (imports)", "import fastjsonschema, re2, jsonpatch\n"),
+)
+"""The floor's stages, in the order the command reaches them: each program runs every
+snippet up to its own."""
+
+INSTRUMENTED = """
+import json, sys, time
+import attr._make, re2._re2
+spent = {"attrs": 0.0, "schemas": 0.0, "re2": 0.0}
+inside = []
+def timed(key, function):
+    def wrapper(*args, **kwargs):
+        if inside:  # counted once, by the outermost
+            return function(*args, **kwargs)
+        inside.append(key)
+        started = time.process_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spent[key] += time.process_time() - started
+            inside.pop()
+    return wrapper
+builder = attr._make._ClassBuilder
+builder.__init__ = timed("attrs", builder.__init__)
+builder.build_class = timed("attrs", builder.build_class)
+import raw_core._re2, raw_core.tools._schema as schema
+re2._re2.RE2 = timed("re2", re2._re2.RE2)
+schema._compile_cached = timed("schemas", schema._compile_cached)
+from raw_core.cli import main
+sys.argv = ["raw", *sys.argv[1:]]
+try:
+    main()
+finally:
+    sys.stderr.write("SPENT " + json.dumps(spent) + "\\n")
+"""
+"""``raw ARGS`` with the CPU of attrs building classes, of the schema compiler (generating
+and compiling a validator, the RE2 patterns of its schema included) and of RE2 compiling
+the other patterns, each summed once (its wrappers cost little; attrs' decorators do a
+little more than the two steps timed, so that figure is a lower bound)."""
+
+
+def _floor_commands() -> dict[str, list[str]]:
+    programs: dict[str, list[str]] = {}
+    code = ""
+    for label, snippet in FLOOR:
+        code += snippet
+        programs[label] = [sys.executable, "-c", code]
+    return programs
+
+
+def measure_floor(config: Path, rounds: int = ROUNDS) -> dict[str, float]:
+    """Median CPU ms of each floor stage (cumulative) and of ``raw tools list --config X``
+    run plainly; median ms spent in attrs, schema compiling and RE2 inside the
+    instrumented run."""
+    with tempfile.TemporaryDirectory() as temp:
+        root = Path(temp)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env.pop("PYTHONPYCACHEPREFIX", None)
+        env["XDG_STATE_HOME"] = str(root / "state")
+        programs = _floor_commands()
+        programs["raw tools list --config X"] = commands(config)["raw tools list --config X"]
+        for command in programs.values():  # the bytecode cache written
+            subprocess.run(command, env=env, cwd=root, capture_output=True, check=True)
+        instrumented = [sys.executable, "-c", INSTRUMENTED, "tools", "list", "--config"]
+        instrumented.append(str(config))
+        times: dict[str, list[float]] = {name: [] for name in programs}
+        inside: dict[str, list[float]] = {"attrs": [], "schemas": [], "re2": []}
+        for _ in range(rounds):
+            for name, command in programs.items():
+                times[name].append(_cpu_ms(command, env, root))
+            run = subprocess.run(instrumented, env=env, cwd=root, capture_output=True, check=True)
+            line = [x for x in run.stderr.decode().splitlines() if x.startswith("SPENT ")][-1]
+            for key, seconds in json.loads(line.removeprefix("SPENT ")).items():
+                inside[key].append(seconds * 1000)
+    found = {name: statistics.median(values) for name, values in times.items()}
+    found.update({f"inside: {k}": statistics.median(v) for k, v in inside.items()})
+    return found
+
+
+def report_floor(floor: dict[str, float]) -> None:
+    """The floor table: each part's CPU ms and its share of the whole command."""
+    whole = floor["raw tools list --config X"]
+    rows: list[tuple[str, float]] = []
+    before = 0.0
+    for label, _ in FLOOR:
+        rows.append((label, floor[label] - before))
+        before = floor[label]
+    parts = (
+        ("attrs building classes (raw's and its libraries'), in the run", "inside: attrs"),
+        ("fastjsonschema generating and compiling the schemas' validators", "inside: schemas"),
+        ("RE2 compiling the other patterns", "inside: re2"),
+    )
+    for label, key in parts:
+        rows.append((label, floor[key]))
+    rows.append(("raw's own: its modules and the plug-ins', the config, the tools", 0.0))
+    rows[-1] = (rows[-1][0], whole - sum(ms for _, ms in rows))
+    print(f"The floor of raw tools list --config X: CPU ms, median of {ROUNDS} rounds")
+    print("| part | CPU ms | share |")
+    print("| --- | --- | --- |")
+    for label, ms in rows:
+        print(f"| {label} | {ms:.1f} | {ms / whole:.0%} |")
+    print(f"| the whole command | {whole:.1f} | 100% |")
+
+
 def measure(rounds: int = ROUNDS) -> dict[str, dict[str, float]]:
     """Median CPU ms of every command, with bytecode cached and with none."""
     found: dict[str, dict[str, float]] = {}
@@ -147,6 +270,9 @@ def report(found: dict[str, dict[str, float]]) -> None:
 
 def main() -> None:
     report(measure())
+    print()
+    with tempfile.TemporaryDirectory() as temp:
+        report_floor(measure_floor(_project(Path(temp) / "project")))
 
 
 if __name__ == "__main__":
