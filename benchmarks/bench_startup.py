@@ -19,14 +19,14 @@ The commands: ``python -c pass``; ``import raw_core``; ``import raw_core.app`` (
 end imports first: the session service); ``raw --help``; ``raw tools list --config X`` (a
 project with one tool folder and one built-in tool); ``raw sessions list``.
 
-Then the floor of ``raw tools list --config X`` (bytecode cached): what the libraries it
-stands on cost before raw does anything, each stage a ``python -c`` program that does what
-the one before did and one thing more (click; the entry-point scan; asyncio, anyio and one
-event loop; attrs, cattrs and pluggy; fastjsonschema, RE2 and jsonpatch), so that the
-differences of the medians add up; and, inside one instrumented run of the command, the
-CPU spent building attrs classes, generating and compiling schema validators, and compiling
-RE2 patterns. What is left is raw's own: importing its modules and the plug-ins', reading
-the config, loading the tools.
+Then the floor of ``raw tools list --config X`` (bytecode cached, in the same rounds): what
+the libraries it stands on cost before raw does anything, each stage a ``python -c``
+program that does what the one before did and one thing more (click; the entry-point scan;
+asyncio, anyio and one event loop; attrs, cattrs and pluggy; fastjsonschema, RE2 and
+jsonpatch), so that the differences of the medians add up; and, inside an instrumented run
+of the command, the CPU spent building attrs classes, generating and compiling schema
+validators, and compiling RE2 patterns. What is left is raw's own: importing its modules
+and the plug-ins', reading the config, loading the tools.
 
 Run: ``uv run python benchmarks/bench_startup.py``.
 """
@@ -154,33 +154,12 @@ def _floor_commands() -> dict[str, list[str]]:
     return programs
 
 
-def measure_floor(config: Path, rounds: int = ROUNDS) -> dict[str, float]:
-    """Median CPU ms of each floor stage (cumulative) and of ``raw tools list --config X``
-    run plainly; median ms spent in attrs, schema compiling and RE2 inside the
-    instrumented run."""
-    with tempfile.TemporaryDirectory() as temp:
-        root = Path(temp)
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env.pop("PYTHONPYCACHEPREFIX", None)
-        env["XDG_STATE_HOME"] = str(root / "state")
-        programs = _floor_commands()
-        programs["raw tools list --config X"] = commands(config)["raw tools list --config X"]
-        for command in programs.values():  # the bytecode cache written
-            subprocess.run(command, env=env, cwd=root, capture_output=True, check=True)
-        instrumented = [sys.executable, "-c", INSTRUMENTED, "tools", "list", "--config"]
-        instrumented.append(str(config))
-        times: dict[str, list[float]] = {name: [] for name in programs}
-        inside: dict[str, list[float]] = {"attrs": [], "schemas": [], "re2": []}
-        for _ in range(rounds):
-            for name, command in programs.items():
-                times[name].append(_cpu_ms(command, env, root))
-            run = subprocess.run(instrumented, env=env, cwd=root, capture_output=True, check=True)
-            line = [x for x in run.stderr.decode().splitlines() if x.startswith("SPENT ")][-1]
-            for key, seconds in json.loads(line.removeprefix("SPENT ")).items():
-                inside[key].append(seconds * 1000)
-    found = {name: statistics.median(values) for name, values in times.items()}
-    found.update({f"inside: {k}": statistics.median(v) for k, v in inside.items()})
-    return found
+def _time_inside(command: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]:
+    """The ms the instrumented run spent in attrs, the schema compiler and RE2."""
+    run = subprocess.run(command, env=env, cwd=cwd, capture_output=True, check=True)
+    line = [x for x in run.stderr.decode().splitlines() if x.startswith("SPENT ")][-1]
+    spent: dict[str, float] = json.loads(line.removeprefix("SPENT "))
+    return {f"inside: {key}": seconds * 1000 for key, seconds in spent.items()}
 
 
 def report_floor(floor: dict[str, float]) -> None:
@@ -200,7 +179,7 @@ def report_floor(floor: dict[str, float]) -> None:
         rows.append((label, floor[key]))
     rows.append(("raw's own: its modules and the plug-ins', the config, the tools", 0.0))
     rows[-1] = (rows[-1][0], whole - sum(ms for _, ms in rows))
-    print(f"The floor of raw tools list --config X: CPU ms, median of {ROUNDS} rounds")
+    print("The floor of raw tools list --config X (bytecode cached, the same rounds)")
     print("| part | CPU ms | share |")
     print("| --- | --- | --- |")
     for label, ms in rows:
@@ -209,17 +188,23 @@ def report_floor(floor: dict[str, float]) -> None:
 
 
 def measure(rounds: int = ROUNDS) -> dict[str, dict[str, float]]:
-    """Median CPU ms of every command, with bytecode cached and with none."""
+    """Median CPU ms of every command, with bytecode cached and with none; and the floor
+    (``"floor"``): each cumulative stage, and the ms spent inside the instrumented run,
+    measured in the rounds of the cached commands."""
     found: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp)
         config = _project(root / "project")
         listed = commands(config)
+        stages = _floor_commands()
+        instrumented = [sys.executable, "-c", INSTRUMENTED, "tools", "list", "--config"]
+        instrumented.append(str(config))
         base = dict(os.environ, XDG_STATE_HOME=str(root / "state"))
         cached = {k: v for k, v in base.items() if k != "PYTHONDONTWRITEBYTECODE"}
         cached.pop("PYTHONPYCACHEPREFIX", None)
-        for command in listed.values():  # the first runs write the bytecode cache
+        for command in [*listed.values(), *stages.values()]:  # the bytecode cache written
             subprocess.run(command, env=cached, cwd=root, capture_output=True, check=True)
+        floor: dict[str, list[float]] = {}
         for label in ("cached", "none cached"):
             times: dict[str, list[float]] = {name: [] for name in listed}
             for _ in range(rounds):
@@ -229,7 +214,14 @@ def measure(rounds: int = ROUNDS) -> dict[str, dict[str, float]]:
                         prefix = tempfile.mkdtemp(dir=root)  # empty: nothing to read
                         env = dict(base, PYTHONPYCACHEPREFIX=prefix, PYTHONDONTWRITEBYTECODE="1")
                     times[name].append(_cpu_ms(command, env, root))
+                if label == "cached":
+                    for name, command in stages.items():
+                        floor.setdefault(name, []).append(_cpu_ms(command, cached, root))
+                    for name, ms in _time_inside(instrumented, cached, root).items():
+                        floor.setdefault(name, []).append(ms)
             found[label] = {name: statistics.median(values) for name, values in times.items()}
+        found["floor"] = {name: statistics.median(values) for name, values in floor.items()}
+        found["floor"]["raw tools list --config X"] = found["cached"]["raw tools list --config X"]
     return found
 
 
@@ -265,14 +257,13 @@ def report(found: dict[str, dict[str, float]]) -> None:
     for name in found["cached"]:
         print(f"| {name} | {found['cached'][name]:.1f} | {found['none cached'][name]:.1f} |")
     print()
+    report_floor(found["floor"])
+    print()
     print_targets(targets(found))
 
 
 def main() -> None:
     report(measure())
-    print()
-    with tempfile.TemporaryDirectory() as temp:
-        report_floor(measure_floor(_project(Path(temp) / "project")))
 
 
 if __name__ == "__main__":
