@@ -151,3 +151,33 @@ def test_the_installed_console_script_runs_without_tracebacks(tmp_path: Path) ->
     )
     assert listed.returncode == 0
     assert "read_file  (builtin/read_file)" in listed.stdout
+
+
+def test_list_and_validate_show_what_loading_the_tools_warned_about(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    make_tool("one", panels=[{"id": "p", "title": "P", "icon": "unicorn"}])
+    config = tmp_path / "raw.json"
+    config.write_text(json.dumps({"agents": {"a": {"tools": {"use": ["agent/one"]}}}}))
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PATH": "/usr/bin:/bin"}
+    listed = subprocess.run(
+        [raw_script(), "tools", "list", "--json", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert [t["name"] for t in json.loads(listed.stdout)] == ["one"]  # stdout stays JSON
+    assert "warning: agent/one:" in listed.stderr
+    assert "unicorn" in listed.stderr
+    validated = subprocess.run(
+        [raw_script(), "config", "validate", "--json", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert validated.returncode == 0, validated.stderr
+    notes = json.loads(validated.stdout)["notes"]
+    assert any(note.startswith("agent a: agent/one: ") and "unicorn" in note for note in notes)

@@ -20,7 +20,7 @@ from raw_core.app._service import App
 if TYPE_CHECKING:
     from raw_core.app._examples import ExampleRun
     from raw_core.app._explain import Explanation
-    from raw_core.app._listing import ToolListing
+    from raw_core.app._listing import ToolListing, tool_warnings
     from raw_core.app._probe import ModelCheck
     from raw_core.config.discovery import trust_folder, user_config_path
     from raw_core.sessions.blocks import (
@@ -42,6 +42,7 @@ _LAZY = {
     "ExampleRun": "raw_core.app._examples",
     "Explanation": "raw_core.app._explain",
     "ToolListing": "raw_core.app._listing",
+    "tool_warnings": "raw_core.app._listing",
     "ModelCheck": "raw_core.app._probe",
     "check_answer": "raw_core.tools.interactions",
     "trust_folder": "raw_core.config.discovery",
@@ -77,6 +78,7 @@ __all__ = [
     "VarPlaceholder",
     "block_to_dict",
     "check_answer",
+    "tool_warnings",
     "trust_folder",
     "user_config_path",
 ]

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from raw_core.plugins import PluginHost
     from raw_core.tools.registry import ToolDefinition
 
-__all__ = ["ToolListing", "tool_listing"]
+__all__ = ["ToolListing", "tool_listing", "tool_warnings"]
 
 
 @attrs.frozen(kw_only=True)
@@ -21,13 +21,16 @@ class ToolListing:
     """An agent's tools as its model receives them: ``definitions`` in ``tools.use``
     order (exposed ones only), ``hidden`` the selected tools an unconditional deny hides
     (identity -> the rule's index) and ``hidden_by`` whose rules those are (identity ->
-    ``agent`` or a floor's layer), ``selected`` how many tools the agent selects."""
+    ``agent`` or a floor's layer), ``selected`` how many tools the agent selects, and
+    ``warnings`` what loading its tools warned about (identity -> the warnings, such as
+    an unknown panel icon read as ``panel``)."""
 
     agent: str
     selected: int
     definitions: tuple[ToolDefinition, ...]
     hidden: Mapping[str, int]
     hidden_by: Mapping[str, str] = attrs.field(factory=dict)
+    warnings: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
 
 
 def tool_listing(loaded: Agent, host: PluginHost) -> ToolListing:
@@ -45,4 +48,11 @@ def tool_listing(loaded: Agent, host: PluginHost) -> ToolListing:
             identity: loaded.policy.hidden_layer(identity) or "agent"
             for identity in loaded.policy.hidden
         },
+        warnings=tool_warnings(loaded),
     )
+
+
+def tool_warnings(loaded: Agent) -> dict[str, tuple[str, ...]]:
+    """What loading agent ``loaded``'s tools warned about, by identity (tools with none
+    left out)."""
+    return {tool.identity: tool.warnings for tool in loaded.registry.tools if tool.warnings}

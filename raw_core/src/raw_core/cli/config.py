@@ -185,7 +185,7 @@ def validate(config_path: Path | None, as_json: bool) -> None:
     """
     import anyio
 
-    from raw_core.app import App
+    from raw_core.app import App, tool_warnings
 
     problems: list[dict[str, Any]] = []
     found: list[Path | None] = [None]
@@ -202,8 +202,12 @@ def validate(config_path: Path | None, as_json: bool) -> None:
                 notes.extend(app.config.unused)
                 for name in app.config.agents:
                     try:
-                        async with app.agent(name):
-                            pass
+                        async with app.agent(name) as loaded:
+                            notes.extend(
+                                f"agent {name}: {identity}: {warning}"
+                                for identity, found in tool_warnings(loaded).items()
+                                for warning in found
+                            )
                     except RawError as exc:
                         problems.append(
                             {

@@ -90,6 +90,9 @@ def list_tools(config_path: Path | None, agent_name: str | None, as_json: bool) 
 
     with_app(work, config_path=config_path, as_json=as_json)
     listing = seen[0]
+    for identity, found in listing.warnings.items():  # stderr: --json keeps stdout JSON
+        for warning in found:
+            click.echo(f"warning: {identity}: {warning}", err=True)
     if as_json:
         emit_json([_entry(d) for d in listing.definitions])
         return
