@@ -78,3 +78,51 @@ def test_an_expired_session_is_not_listed_shown_or_resumed(tmp_path: Path) -> No
     assert json.loads(gone.stdout)["error"]["code"] == "session_not_found"
     with SessionStore.open(store_dir, clock=lambda: long_ago) as then:
         assert [s.id for s in then.list_sessions()] == [fresh.id]
+
+
+def test_the_session_commands_take_the_config_file_their_advice_names(tmp_path: Path) -> None:
+    """In a folder whose raw.json is not trusted, raw advises ``--config``: every session
+    command takes it, and reads the sessions settings of that file."""
+    env = dict(
+        os.environ,
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        NO_COLOR="1",
+    )
+    store_dir = tmp_path / "state" / "raw"
+    long_ago = datetime.now(UTC) - timedelta(days=40)
+    with SessionStore.open(store_dir, clock=lambda: long_ago) as then:
+        old = then.create(title="old")
+    project = tmp_path / "project"
+    project.mkdir()
+    config = project / "raw.json"
+    config.write_text(
+        json.dumps({"sessions": {"expire_after_days": 60}, "agents": {"a": {"tools": {"use": []}}}})
+    )
+
+    def in_project(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "raw_core", *args],
+            env=env,
+            cwd=project,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+
+    refused = in_project("sessions", "list", "--json")
+    assert refused.returncode == 2
+    assert "--config" in refused.stdout + refused.stderr
+    listed = in_project("sessions", "list", "--json", "--config", str(config))
+    assert listed.returncode == 0, listed.stderr
+    assert [s["id"] for s in json.loads(listed.stdout)] == [old.id]  # 40 days < 60
+    shown = in_project("sessions", "show", old.id[:8], "--json", "--config", str(config))
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["items"] == []
+    for command in (["panels", old.id], ["prune"], ["delete", old.id, "-y"]):
+        done = in_project("sessions", *command, "--json", "--config", str(config))
+        assert done.returncode == 0, (command, done.stderr)
+    assert (
+        json.loads(in_project("sessions", "list", "--json", "--config", str(config)).stdout) == []
+    )

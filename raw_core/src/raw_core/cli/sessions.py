@@ -60,11 +60,14 @@ def sessions() -> None:
 
 @sessions.command("list")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-def list_sessions(limit: int, as_json: bool) -> None:
+def list_sessions(limit: int, config_path: Path | None, as_json: bool) -> None:
     """The sessions, newest activity first, with their working folders and titles (a
     chat is titled by its first prompt)."""
-    found = _sessions(lambda app: app.list_sessions(limit=limit), as_json=as_json)
+    found = _sessions(
+        lambda app: app.list_sessions(limit=limit), as_json=as_json, config_path=config_path
+    )
     if as_json:
         emit_json(
             [
@@ -156,12 +159,19 @@ def _item_lines(item: Any) -> list[str]:
     "--cursor", default=None, help="Continue after this cursor (printed by the previous page)."
 )
 @click.option("--limit", type=click.IntRange(min=1, max=10_000), default=100, show_default=True)
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print {items, next_cursor, has_more}.")
-def show(session_id: str, cursor: str | None, limit: int, as_json: bool) -> None:
+def show(
+    session_id: str, cursor: str | None, limit: int, config_path: Path | None, as_json: bool
+) -> None:
     """Page through a session's display history (what the user saw), oldest first.
     SESSION_ID may be a unique prefix of the id."""
-    session_id = _full_id(session_id, as_json=as_json)
-    page = _sessions(lambda app: app.page(session_id, cursor, limit=limit), as_json=as_json)
+    session_id = _full_id(session_id, as_json=as_json, config_path=config_path)
+    page = _sessions(
+        lambda app: app.page(session_id, cursor, limit=limit),
+        as_json=as_json,
+        config_path=config_path,
+    )
     if as_json:
         emit_json(
             {
@@ -180,11 +190,12 @@ def show(session_id: str, cursor: str | None, limit: int, as_json: bool) -> None
 
 @sessions.command("panels")
 @click.argument("session_id")
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of the panels.")
-def panels(session_id: str, as_json: bool) -> None:
+def panels(session_id: str, config_path: Path | None, as_json: bool) -> None:
     """Show every panel of a session at its last revision, in full."""
-    session_id = _full_id(session_id, as_json=as_json)
-    found = _sessions(lambda app: app.panels(session_id), as_json=as_json)
+    session_id = _full_id(session_id, as_json=as_json, config_path=config_path)
+    found = _sessions(lambda app: app.panels(session_id), as_json=as_json, config_path=config_path)
     if as_json:
         emit_json([update.to_dict() for update in found])
         return
@@ -357,18 +368,21 @@ def resume(
 @sessions.command("delete")
 @click.argument("session_id")
 @click.option("-y", "--yes", "yes", is_flag=True, help="Do not ask for confirmation.")
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print {deleted: id}.")
-def delete(session_id: str, yes: bool, as_json: bool) -> None:
+def delete(session_id: str, yes: bool, config_path: Path | None, as_json: bool) -> None:
     """Delete a session and its history (asks first unless -y)."""
-    session_id = _full_id(session_id, as_json=as_json)
-    info = _sessions(lambda app: app.session_info(session_id), as_json=as_json)
+    session_id = _full_id(session_id, as_json=as_json, config_path=config_path)
+    info = _sessions(
+        lambda app: app.session_info(session_id), as_json=as_json, config_path=config_path
+    )
     if not yes:
         if not sys.stdin.isatty():
             raise click.UsageError("deleting needs a confirmation: pass -y")
         click.confirm(
             f"delete session {info.id} ({info.title or 'untitled'})?", abort=True, err=True
         )
-    _sessions(lambda app: app.delete_session(session_id), as_json=as_json)
+    _sessions(lambda app: app.delete_session(session_id), as_json=as_json, config_path=config_path)
     if as_json:
         click.echo(json.dumps({"deleted": session_id}))
     else:
@@ -384,11 +398,14 @@ def delete(session_id: str, yes: bool, as_json: bool) -> None:
     help="Expire after this many days without activity (default: the config's"
     " sessions.expire_after_days, else 30).",
 )
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print {deleted: [ids]}.")
-def prune(days: float | None, as_json: bool) -> None:
+def prune(days: float | None, config_path: Path | None, as_json: bool) -> None:
     """Delete the sessions that have expired. Safe while raw runs elsewhere: a session open
     for writing is skipped."""
-    deleted = _sessions(lambda app: app.prune(), as_json=as_json, expire_after_days=days)
+    deleted = _sessions(
+        lambda app: app.prune(), as_json=as_json, config_path=config_path, expire_after_days=days
+    )
     if as_json:
         click.echo(json.dumps({"deleted": list(deleted)}))
     else:
