@@ -3,7 +3,9 @@
 RE2 runs in time linear in the input, so neither a user's rule nor a tool's schema
 ``pattern`` can hang the dispatcher. RE2 logs an invalid pattern to stderr unless told not
 to, and its exception carries bytes and no position: this facade turns both into a
-:class:`PatternError` whose message is RE2's own text.
+:class:`PatternError` whose message is RE2's own text. A text that lacks a literal every
+match of a pattern must contain (``push`` for ``\\bgit\\s+push\\b``) is answered without
+calling RE2: an optimisation that never changes an answer.
 """
 
 from __future__ import annotations
@@ -11,12 +13,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Protocol
+from typing import Final, Protocol
 
 import re2
 from re2 import _re2
 
-__all__ = ["CompiledPattern", "PatternError", "compile_any", "compile_pattern"]
+__all__ = [
+    "CompiledPattern",
+    "PatternError",
+    "compile_any",
+    "compile_pattern",
+    "required_literal",
+]
 
 
 class CompiledPattern(Protocol):
@@ -49,6 +57,70 @@ def _options() -> object:
 _OPTIONS = _options()
 
 
+# Characters that stand for themselves, unescaped, outside a class in RE2's syntax:
+# printable ASCII minus the metacharacters, and minus ``]`` and ``}`` (RE2 reads them as
+# themselves alone, this reading does not try).
+_PLAIN: Final = frozenset(chr(code) for code in range(0x20, 0x7F)) - frozenset("\\.+*?()|[]{}^$")
+# Escaped punctuation stands for the character itself.
+_ESCAPED_PLAIN: Final = frozenset("\\.+*?()|[]{}^$-#/!\"%&',:;<=>@_`~")
+# Escapes of classes, assertions and control characters: one atom that is no plain
+# character, so it ends a run (and a quantifier after it finds the run empty).
+_ESCAPED_OTHER: Final = frozenset("bBsSdDwWAzntrfva")
+_QUANTIFIERS: Final = frozenset("?*+")
+
+
+def required_literal(pattern: str) -> str | None:
+    """A string every match of ``pattern`` contains, or ``None`` when none is known.
+
+    Reads only the simplest patterns, and gives up (``None``) on anything else: an
+    alternation, a group or flag (``(``), a class (``[``), a counted repetition (``{``),
+    ``\\Q``, ``\\x``, ``\\p``, a digit or letter escape other than ``\\b \\B \\s \\S
+    \\d \\D \\w \\W \\A \\z``, a character outside printable ASCII. What is left is a
+    sequence of atoms — plain characters, escaped punctuation, ``.``, ``^``, ``$`` and the
+    escapes named — each perhaps followed by ``?``, ``*`` or ``+`` (lazy forms included):
+    a run of plain characters none of which a quantifier follows must occur, in order and
+    unbroken, in every match. The longest such run is returned (ASCII only, so containment
+    in a ``str`` equals containment in the UTF-8 bytes RE2 searches).
+    """
+    runs: list[str] = []
+    run: list[str] = []
+    position = 0
+    length = len(pattern)
+    while position < length:
+        char = pattern[position]
+        position += 1
+        if char in _PLAIN:
+            run.append(char)
+        elif char == "\\":
+            if position == length:
+                return None
+            escaped = pattern[position]
+            position += 1
+            if escaped in _ESCAPED_PLAIN:
+                run.append(escaped)
+            elif escaped in _ESCAPED_OTHER:
+                runs.append("".join(run))
+                run = []
+            else:
+                return None
+        elif char in _QUANTIFIERS:
+            # The atom before it may be absent or repeated: it ends the run and is not
+            # part of it (if it was a literal character). A second quantifier (``+?``)
+            # finds the run empty.
+            if run:
+                run.pop()
+            runs.append("".join(run))
+            run = []
+        elif char in ".^$":
+            runs.append("".join(run))
+            run = []
+        else:  # ( ) | [ ] { }, or any character outside printable ASCII
+            return None
+    runs.append("".join(run))
+    best = max(runs, key=len)
+    return best or None
+
+
 class _Pattern:
     """A pattern compiled straight onto RE2's C++ binding.
 
@@ -56,11 +128,16 @@ class _Pattern:
     characters; raw only needs a yes or no, so this calls ``RE2::Match`` on the UTF-8
     bytes once. A lone surrogate (possible in a JSON string) is read as U+FFFD, the
     replacement character, rather than raising.
+
+    ``required`` holds ASCII strings of which every match contains at least one (see
+    :func:`required_literal`); a text that contains none of them cannot match, and is
+    answered without encoding it or calling RE2. This only saves time: the answer is
+    RE2's in every case.
     """
 
-    __slots__ = ("_match", "pattern")
+    __slots__ = ("_match", "_required", "pattern")
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, required: tuple[str, ...] = ()) -> None:
         compiled = _re2.RE2(pattern.encode("utf-8", "surrogatepass"), _OPTIONS)
         if not compiled.ok():
             detail = compiled.error()
@@ -69,9 +146,21 @@ class _Pattern:
             raise PatternError(str(detail))
         self.pattern = pattern
         self._match = compiled.Match
+        self._required = required
 
     def test(self, text: str) -> bool:
         """Whether the pattern matches anywhere in ``text``."""
+        required = self._required
+        if required:
+            if len(required) == 1:
+                if required[0] not in text:
+                    return False
+            else:
+                for literal in required:
+                    if literal in text:
+                        break
+                else:
+                    return False
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
@@ -90,12 +179,19 @@ def compile_pattern(pattern: str) -> CompiledPattern:
     Raises :class:`PatternError` with RE2's message, e.g. ``invalid perl operator: (?=``
     for a look-ahead or ``invalid escape sequence: \\1`` for a backreference.
     """
-    return _Pattern(pattern)
+    literal = required_literal(pattern)
+    return _Pattern(pattern, (literal,) if literal is not None else ())
 
 
 @lru_cache(maxsize=256)
 def _compile_joined(patterns: tuple[str, ...]) -> CompiledPattern:
-    return _Pattern("|".join(f"(?:{pattern})" for pattern in patterns))
+    # A match of the alternation is a match of one part, so it contains that part's
+    # literal: the alternation may skip RE2 when no part's literal is in the text, which
+    # is only known when every part has one.
+    literals = [required_literal(pattern) for pattern in patterns]
+    found = [literal for literal in literals if literal is not None]
+    required = tuple(dict.fromkeys(found)) if len(found) == len(literals) else ()
+    return _Pattern("|".join(f"(?:{pattern})" for pattern in patterns), required)
 
 
 def compile_any(patterns: Sequence[str]) -> CompiledPattern:
