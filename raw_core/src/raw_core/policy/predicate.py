@@ -30,7 +30,7 @@ returns it):
   strings. An untyped field (``{}``), a field typed ``["string", "integer"]``, or an
   ``anyOf`` with an integer branch is refused.
 
-Evaluation never parses: a bound predicate holds a chain of closures, one per path step.
+Evaluation never parses: a bound predicate holds one function generated for its path.
 Any element matching means a match; an absent field, a value of another type, or a
 container of the wrong kind simply does not match. Evaluation never raises on JSON
 values, whatever their shape, and strings holding lone surrogates (which ``json.loads``
@@ -65,6 +65,7 @@ __all__ = [
     "PreparedPredicate",
     "ToolShape",
     "bind_predicate",
+    "chain_accessor",
     "compile_accessor",
     "format_path",
     "join_predicates",
@@ -162,15 +163,77 @@ def _each_step(following: Callable[[Any], bool]) -> Callable[[Any], bool]:
     return test
 
 
+_GENERATED_STEPS: Final = 8
+"""Paths up to this many steps get one generated function; longer ones (rare) a chain of
+closures, so the generated code stays far inside Python's limits on nested blocks."""
+
+
 def compile_accessor(steps: tuple[PathStep, ...], test: TextTest) -> Callable[[Any], bool]:
     """A function of a source value: does ``test`` accept any string at ``steps``?
 
-    One closure per step, built once; evaluating it parses nothing and never raises on a
-    JSON value (dicts or other mappings, lists or tuples, scalars).
+    Built once, as one generated function of nested loops and lookups (so evaluating a
+    path makes one Python call, plus one per string tested); it parses nothing and never
+    raises on a JSON value (dicts or other mappings, lists or tuples, scalars). The same
+    semantics as :func:`chain_accessor`, which builds it as one closure per step.
     """
+    if len(steps) > _GENERATED_STEPS:
+        return chain_accessor(steps, test)
+    return _generate(steps, test)
+
+
+def chain_accessor(steps: tuple[PathStep, ...], test: TextTest) -> Callable[[Any], bool]:
+    """:func:`compile_accessor` as one closure per step: for paths too long to generate,
+    and the reference the generated functions are tested against."""
     accessor = _leaf(test)
     for step in reversed(steps):
         accessor = _each_step(accessor) if step is None else _name_step(step, accessor)
+    return accessor
+
+
+def _generate(steps: tuple[PathStep, ...], test: TextTest) -> Callable[[Any], bool]:
+    """One function for ``steps``: a name step looks the name up in a dict (or another
+    mapping), a ``[*]`` step loops over a list (or tuple, or another sequence that is no
+    string or bytes), the leaf tests a string; any other value, or an absent name, falls
+    through to the next element, and the function answers ``False`` when none is left.
+
+    The names are passed to the code as constants (``_n0``, ``_n1``...), never written
+    into it, so a name of any text is only ever data.
+    """
+    namespace: dict[str, Any] = {
+        "_MISSING": _MISSING,
+        "_Mapping": Mapping,
+        "_is_array": _is_array,
+        "_test": test,
+        "_str": str,
+        "_dict": dict,
+        "_list": list,
+        "_tuple": tuple,
+        "_isinstance": isinstance,
+        "_type": type,
+    }
+    lines = ["def accessor(v0):"]
+    indent = "    "
+    for index, step in enumerate(steps):
+        value, child = f"v{index}", f"v{index + 1}"
+        if step is None:
+            lines.append(
+                f"{indent}if _type({value}) is _list or _type({value}) is _tuple"
+                f" or _is_array({value}):"
+            )
+            lines.append(f"{indent}    for {child} in {value}:")
+            indent += "        "
+        else:
+            namespace[f"_n{index}"] = step
+            lines.append(f"{indent}if _type({value}) is _dict or _isinstance({value}, _Mapping):")
+            lines.append(f"{indent}    {child} = {value}.get(_n{index}, _MISSING)")
+            lines.append(f"{indent}    if {child} is not _MISSING:")
+            indent += "        "
+    leaf = f"v{len(steps)}"
+    lines.append(f"{indent}if _isinstance({leaf}, _str) and _test({leaf}):")
+    lines.append(f"{indent}    return True")
+    lines.append("    return False")
+    exec("\n".join(lines), namespace)  # code built above from the path's shape alone
+    accessor: Callable[[Any], bool] = namespace["accessor"]
     return accessor
 
 
