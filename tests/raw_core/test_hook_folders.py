@@ -189,6 +189,30 @@ def test_a_when_is_bound_to_every_tool_its_match_selects(tmp_path: Path) -> None
     assert "when.any does not fit it" in error.message
 
 
+def test_for_call_keeps_hooks_use_order_and_drops_those_whose_when_fails(tmp_path: Path) -> None:
+    def hook(name: str, regex: str | None) -> Any:
+        when = {"source": "arguments", "any": "commands[*]", "regex": regex} if regex else None
+        return load_hook(write_hook(tmp_path, name, python="", when=when))
+
+    every, rm, push = hook("every", None), hook("rm", "^rm "), hook("push", "\\bgit\\s+push\\b")
+    tool = shape("builtin/bash", {"commands": {"type": "array", "items": {"type": "string"}}})
+    hooks = HookSet.bind([push, every, rm], [tool])
+
+    def chosen(*commands: str) -> Any:
+        return hooks.for_call("PreToolUse", "builtin/bash", {"commands": list(commands)}, None)
+
+    assert chosen("ls", "git status") == (every,)
+    assert chosen("rm x", "git push") == (push, every, rm)
+    assert chosen("git push -f") == (push, every)
+    assert chosen("ls", "rm -r y") == (every, rm)
+    assert hooks.for_call("PostToolUse", "builtin/bash", {"commands": ["rm x"]}, None) == ()
+    only_push = HookSet.bind([push], [tool])
+    assert only_push.for_call("PreToolUse", "builtin/bash", {"commands": ["ls"]}, None) == ()
+    assert only_push.for_call("PreToolUse", "builtin/bash", {"commands": ["git push"]}, None) == (
+        push,
+    )
+
+
 def test_a_when_on_effects_needs_a_tool_that_declares_them(tmp_path: Path) -> None:
     folder = write_hook(
         tmp_path,

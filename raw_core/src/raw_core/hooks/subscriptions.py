@@ -36,10 +36,12 @@ class Subscription:
     """One hook subscribed to one tool's calls at one event: its ``when`` bound to that
     tool (``None``: every call of the tool)."""
 
-    __slots__ = ("hook", "on_effects", "predicate", "test")
+    __slots__ = ("alone", "hook", "on_effects", "predicate", "test")
 
     def __init__(self, hook: LoadedHook, predicate: BoundPredicate | None) -> None:
         self.hook = hook
+        self.alone = (hook,)
+        """``(hook,)``, built once: what :meth:`HookSet.for_call` adds when it applies."""
         self.predicate = predicate
         # The precompiled accessor, read directly on the hot path (as the rules' chains do).
         self.test = predicate.accessor if predicate is not None else None
@@ -155,17 +157,21 @@ class HookSet:
     def for_call(
         self, event: str, identity: str, arguments: Any, effects: Any
     ) -> tuple[LoadedHook, ...]:
-        """The hooks that run at ``event`` for one call, in order."""
+        """The hooks that run at ``event`` for one call, in order.
+
+        The common answer, none, builds nothing: the tuple only grows (from the shared
+        empty one) by each hook that applies.
+        """
         by_tool = self._tool_subs.get(event)
         subs = by_tool.get(identity) if by_tool else None
         if not subs:
             return _NONE
-        chosen: list[LoadedHook] = []
+        chosen = _NONE
         for sub in subs:
             test = sub.test
             if test is None or test(effects if sub.on_effects else arguments):
-                chosen.append(sub.hook)
-        return tuple(chosen)
+                chosen += sub.alone
+        return chosen
 
     def timeout(self, hook: LoadedHook) -> float:
         """Seconds ``hook`` may run: its own ``timeout_ms``, never above the agent's cap,
