@@ -164,7 +164,16 @@ def test_required_literal_gives_up_on_what_it_does_not_read(pattern: str) -> Non
     assert required_literal(pattern) is None
 
 
-def test_a_joined_alternation_needs_a_literal_in_every_part() -> None:
-    assert compile_any(["\\bgit\\s+push\\b", "curl"]).test("curl x")
-    assert not compile_any(["\\bgit\\s+push\\b", "curl"]).test("git status")
-    assert compile_any(["push", "(?i)CURL"]).test("curl")  # a part with no literal
+def test_a_joined_alternation_needs_a_literal_in_every_part_and_few_of_them() -> None:
+    joined = compile_any(["\\bgit\\s+push\\b", "curl", "push"])
+    assert joined.required == ("push", "curl")
+    assert joined.test("curl x")
+    assert not joined.test("git status")
+    with_flag = compile_any(["push", "(?i)CURL"])  # a part with no literal
+    assert with_flag.required == ()
+    assert with_flag.test("curl")
+    many = compile_any([f"tool{index}" for index in range(5)])
+    assert many.required == ()  # five literals to look for: RE2's one pass is cheaper
+    assert many.test("tool4")
+    assert compile_pattern("\\bgit\\s+push\\b").required == ("push",)
+    assert compile_pattern("a|b").required == ()

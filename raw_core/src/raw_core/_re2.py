@@ -33,6 +33,12 @@ class CompiledPattern(Protocol):
     @property
     def pattern(self) -> str: ...
 
+    @property
+    def required(self) -> tuple[str, ...]:
+        """Strings of which every match contains one (empty: none known). A text holding
+        none of them cannot match; a caller may answer it without calling :meth:`test`."""
+        ...
+
     def search(self, text: str) -> object | None: ...
 
     def test(self, text: str) -> bool: ...
@@ -67,6 +73,8 @@ _ESCAPED_PLAIN: Final = frozenset("\\.+*?()|[]{}^$-#/!\"%&',:;<=>@_`~")
 # character, so it ends a run (and a quantifier after it finds the run empty).
 _ESCAPED_OTHER: Final = frozenset("bBsSdDwWAzntrfva")
 _QUANTIFIERS: Final = frozenset("?*+")
+_JOINED_LITERALS: Final = 4
+"""The most literals a joined alternation looks for before it calls RE2."""
 
 
 def required_literal(pattern: str) -> str | None:
@@ -135,7 +143,7 @@ class _Pattern:
     RE2's in every case.
     """
 
-    __slots__ = ("_match", "_required", "pattern")
+    __slots__ = ("_match", "pattern", "required")
 
     def __init__(self, pattern: str, required: tuple[str, ...] = ()) -> None:
         compiled = _re2.RE2(pattern.encode("utf-8", "surrogatepass"), _OPTIONS)
@@ -146,11 +154,11 @@ class _Pattern:
             raise PatternError(str(detail))
         self.pattern = pattern
         self._match = compiled.Match
-        self._required = required
+        self.required = required
 
     def test(self, text: str) -> bool:
         """Whether the pattern matches anywhere in ``text``."""
-        required = self._required
+        required = self.required
         if required:
             if len(required) == 1:
                 if required[0] not in text:
@@ -187,10 +195,12 @@ def compile_pattern(pattern: str) -> CompiledPattern:
 def _compile_joined(patterns: tuple[str, ...]) -> CompiledPattern:
     # A match of the alternation is a match of one part, so it contains that part's
     # literal: the alternation may skip RE2 when no part's literal is in the text, which
-    # is only known when every part has one.
+    # is only known when every part has one. Past a few literals, looking for each would
+    # cost more than the one RE2 pass it may save.
     literals = [required_literal(pattern) for pattern in patterns]
-    found = [literal for literal in literals if literal is not None]
-    required = tuple(dict.fromkeys(found)) if len(found) == len(literals) else ()
+    found = tuple(dict.fromkeys(literal for literal in literals if literal is not None))
+    complete = len(found) <= _JOINED_LITERALS and None not in literals
+    required = found if complete else ()
     return _Pattern("|".join(f"(?:{pattern})" for pattern in patterns), required)
 
 

@@ -168,36 +168,52 @@ _GENERATED_STEPS: Final = 8
 closures, so the generated code stays far inside Python's limits on nested blocks."""
 
 
-def compile_accessor(steps: tuple[PathStep, ...], test: TextTest) -> Callable[[Any], bool]:
+def compile_accessor(
+    steps: tuple[PathStep, ...], test: TextTest, required: tuple[str, ...] = ()
+) -> Callable[[Any], bool]:
     """A function of a source value: does ``test`` accept any string at ``steps``?
 
     Built once, as one generated function of nested loops and lookups (so evaluating a
     path makes one Python call, plus one per string tested); it parses nothing and never
     raises on a JSON value (dicts or other mappings, lists or tuples, scalars). The same
     semantics as :func:`chain_accessor`, which builds it as one closure per step.
+
+    ``required`` (a pattern's :attr:`~raw_core._re2.CompiledPattern.required`): strings of
+    which ``test`` finds one in every text it accepts; a string holding none is passed
+    over without calling ``test``, which changes no answer.
     """
     if len(steps) > _GENERATED_STEPS:
-        return chain_accessor(steps, test)
-    return _generate(steps, test)
+        return chain_accessor(steps, test, required)
+    return _generate(steps, test, required)
 
 
-def chain_accessor(steps: tuple[PathStep, ...], test: TextTest) -> Callable[[Any], bool]:
+def chain_accessor(
+    steps: tuple[PathStep, ...], test: TextTest, required: tuple[str, ...] = ()
+) -> Callable[[Any], bool]:
     """:func:`compile_accessor` as one closure per step: for paths too long to generate,
     and the reference the generated functions are tested against."""
+    if required:
+        searched = test
+
+        def test(text: str) -> bool:
+            return any(literal in text for literal in required) and searched(text)
+
     accessor = _leaf(test)
     for step in reversed(steps):
         accessor = _each_step(accessor) if step is None else _name_step(step, accessor)
     return accessor
 
 
-def _generate(steps: tuple[PathStep, ...], test: TextTest) -> Callable[[Any], bool]:
+def _generate(
+    steps: tuple[PathStep, ...], test: TextTest, required: tuple[str, ...]
+) -> Callable[[Any], bool]:
     """One function for ``steps``: a name step looks the name up in a dict (or another
     mapping), a ``[*]`` step loops over a list (or tuple, or another sequence that is no
     string or bytes), the leaf tests a string; any other value, or an absent name, falls
     through to the next element, and the function answers ``False`` when none is left.
 
-    The names are passed to the code as constants (``_n0``, ``_n1``...), never written
-    into it, so a name of any text is only ever data.
+    The names (and ``required``'s strings) are passed to the code as constants (``_n0``,
+    ``_r0``...), never written into it, so a name of any text is only ever data.
     """
     namespace: dict[str, Any] = {
         "_MISSING": _MISSING,
@@ -224,12 +240,22 @@ def _generate(steps: tuple[PathStep, ...], test: TextTest) -> Callable[[Any], bo
             indent += "        "
         else:
             namespace[f"_n{index}"] = step
-            lines.append(f"{indent}if _type({value}) is _dict or _isinstance({value}, _Mapping):")
+            # dict first, by the C check that takes subclasses (the frozen arguments are
+            # one): the ABC check of Mapping is several times slower.
+            lines.append(
+                f"{indent}if _isinstance({value}, _dict) or _isinstance({value}, _Mapping):"
+            )
             lines.append(f"{indent}    {child} = {value}.get(_n{index}, _MISSING)")
             lines.append(f"{indent}    if {child} is not _MISSING:")
             indent += "        "
     leaf = f"v{len(steps)}"
-    lines.append(f"{indent}if _isinstance({leaf}, _str) and _test({leaf}):")
+    condition = f"_isinstance({leaf}, _str)"
+    if required:
+        for index, literal in enumerate(required):
+            namespace[f"_r{index}"] = literal
+        condition += " and (" + " or ".join(f"_r{i} in {leaf}" for i in range(len(required)))
+        condition += ")"
+    lines.append(f"{indent}if {condition} and _test({leaf}):")
     lines.append(f"{indent}    return True")
     lines.append("    return False")
     exec("\n".join(lines), namespace)  # code built above from the path's shape alone
@@ -320,7 +346,8 @@ class BoundPredicate:
         self.steps = prepared.steps
         self.pattern = prepared.pattern
         self.tool = tool
-        self.accessor = compile_accessor(prepared.steps, prepared.pattern.test)
+        pattern = prepared.pattern
+        self.accessor = compile_accessor(prepared.steps, pattern.test, pattern.required)
         """The precompiled function behind :meth:`matches` (for callers in a hot loop)."""
 
     def __repr__(self) -> str:
@@ -401,7 +428,7 @@ def join_predicates(
             middle = len(indexes) // 2
             pending += [indexes[middle:], indexes[:middle]]
             continue
-        joined.append((compile_accessor(steps, pattern.test), indexes))
+        joined.append((compile_accessor(steps, pattern.test, pattern.required), indexes))
     return joined
 
 
