@@ -4,9 +4,9 @@
 must contain. These tests compare their answers with RE2's own (the same pattern run with
 no prefilter) on many generated patterns and texts — patterns mixing what the derivation
 reads (plain characters, escaped punctuation, ``.``, ``^``, ``$``, ``\\b``, ``\\s``,
-quantifiers, lazy ones) with what makes it give up (groups, flags, classes, counted
-repetitions, alternations, ``\\x``, non-ASCII) — and check the derivation's promise
-directly: every text RE2 matches contains the literal.
+quantifiers, lazy ones, groups and classes read past whole) with what makes it give up
+(flags, counted repetitions, top-level alternations, ``\\x``, non-ASCII) — and check the
+derivation's promise directly: every text RE2 matches contains the literal.
 """
 
 from __future__ import annotations
@@ -22,8 +22,11 @@ from raw_core._re2 import PatternError, _Pattern, compile_any, compile_pattern, 
 # so that matches, near misses and texts lacking a literal are all common.
 READ = ["a", "b", "c", " ", "-", "#", "\\.", "\\-", "\\\\", "\\*", ".", "^", "$", "\\b", "\\B"]
 READ += ["\\s", "\\S", "\\d", "\\w", "\\W", "\\A", "\\z", "\\n", "\\t", "1", "/", "_", "\\_"]
-REFUSED = ["(?i)", "(?:a|b)", "[ab]", "[^a]", "a{2}", "{1,}", "|", "\\x61", "\\pL", "é", "]"]
-REFUSED += ["(a)", "(?s)", "\\Qa.\\E", "\\C", "\\1", "}"]
+# Groups and classes are read past whole, whatever is inside them (alternations too).
+READ += ["(?:a|b)", "(a)", "(a|b)", "(ab|c)", "(a(b|c))", "(^|[;&])", "(\\s|$)", "([)]|a)"]
+READ += ["[ab]", "[^a]", "[]a]", "[a-c]", "[[:alpha:]]", "[\\]a]", "(?:[|]b)", "(a|)"]
+REFUSED = ["(?i)", "(?s)", "(?i:ab)", "(?P<n>a)", "[[a]]", "a{2}", "{1,}", "|", "\\x61", "é"]
+REFUSED += ["\\pL", "]", ")", "\\Qa.\\E", "(\\Qa)\\E)", "\\C", "\\1", "}", "a|b"]
 QUANTIFIERS = ["", "", "", "?", "*", "+", "??", "*?", "+?"]
 TEXT_CHARS = "abc -#.*\\1/_\n\tAé\ufffd"
 SURROGATE = "\ud800"
@@ -135,6 +138,15 @@ def test_a_joined_alternation_agrees_with_re2(seed: int) -> None:
         ("^$", None),
         (".*", None),
         ("a?", None),
+        ("(push)", None),  # a group is an atom: what is inside is not read
+        ("pu[s]h", "pu"),
+        ("(^|[;&|()\\n])\\s*(sudo\\s+)?(/usr/bin/|/bin/)?rm(\\s|$)", "rm"),
+        ("((a)|b)cd", "cd"),  # an alternation inside a group stays inside it
+        ("[]a]xy", "xy"),
+        ("[[:alpha:]]zz", "zz"),
+        ("([)])qq", "qq"),
+        ("(ab)+c", "c"),
+        ("rm(ab)?", "rm"),
     ],
 )
 def test_required_literal_reads_simple_patterns(pattern: str, literal: str | None) -> None:
@@ -146,8 +158,13 @@ def test_required_literal_reads_simple_patterns(pattern: str, literal: str | Non
     [
         "git|push",
         "(?i)push",
-        "(push)",
-        "pu[s]h",
+        "(?i:pu)sh",
+        "(?P<n>p)ush",
+        "(pu)|sh",
+        "[[a]]push",
+        "(push",
+        "[push",
+        "(pu\\Q)\\E)sh",
         "push{1}",
         "pus\\x68",
         "\\Qpush\\E",

@@ -77,18 +77,82 @@ _JOINED_LITERALS: Final = 4
 """The most literals a joined alternation looks for before it calls RE2."""
 
 
+def _class_end(pattern: str, position: int) -> int | None:
+    """Where the character class opened just before ``position`` ends (the index after its
+    ``]``), or None for one this reading does not follow: a ``[`` inside it other than a
+    ``[:name:]`` class, ``\\Q``, or no closing ``]``."""
+    length = len(pattern)
+    if position < length and pattern[position] == "^":
+        position += 1
+    if position < length and pattern[position] == "]":  # a first ] stands for itself
+        position += 1
+    while position < length:
+        char = pattern[position]
+        if char == "\\":
+            if position + 1 >= length or pattern[position + 1] == "Q":
+                return None
+            position += 2
+        elif char == "[":
+            if not pattern.startswith("[:", position):
+                return None
+            close = pattern.find(":]", position + 2)
+            if close < 0:
+                return None
+            position = close + 2
+        elif char == "]":
+            return position + 1
+        else:
+            position += 1
+    return None
+
+
+def _group_end(pattern: str, position: int) -> int | None:
+    """Where the group opened just before ``position`` ends (the index after its ``)``),
+    or None for one this reading does not follow: flags or a name (``(?`` other than
+    ``(?:``, since ``(?i)`` changes what the rest matches), ``\\Q``, or no closing
+    ``)``. Anything inside it — alternations included — stays inside it."""
+    length = len(pattern)
+    if pattern.startswith("?", position) and not pattern.startswith("?:", position):
+        return None
+    depth = 1
+    while position < length:
+        char = pattern[position]
+        if char == "\\":
+            if position + 1 >= length or pattern[position + 1] == "Q":
+                return None
+            position += 2
+            continue
+        if char == "[":
+            end = _class_end(pattern, position + 1)
+            if end is None:
+                return None
+            position = end
+            continue
+        if char == "(":
+            if pattern.startswith("?", position + 1) and not pattern.startswith("?:", position + 1):
+                return None
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+        position += 1
+    return None
+
+
 def required_literal(pattern: str) -> str | None:
     """A string every match of ``pattern`` contains, or ``None`` when none is known.
 
-    Reads only the simplest patterns, and gives up (``None``) on anything else: an
-    alternation, a group or flag (``(``), a class (``[``), a counted repetition (``{``),
-    ``\\Q``, ``\\x``, ``\\p``, a digit or letter escape other than ``\\b \\B \\s \\S
-    \\d \\D \\w \\W \\A \\z``, a character outside printable ASCII. What is left is a
-    sequence of atoms — plain characters, escaped punctuation, ``.``, ``^``, ``$`` and the
-    escapes named — each perhaps followed by ``?``, ``*`` or ``+`` (lazy forms included):
-    a run of plain characters none of which a quantifier follows must occur, in order and
-    unbroken, in every match. The longest such run is returned (ASCII only, so containment
-    in a ``str`` equals containment in the UTF-8 bytes RE2 searches).
+    Reads the pattern's top level as a sequence of atoms, each perhaps followed by ``?``,
+    ``*`` or ``+`` (lazy forms included): plain characters, escaped punctuation, ``.``,
+    ``^``, ``$``, the escapes ``\\b \\B \\s \\S \\d \\D \\w \\W \\A \\z``, a
+    character class ``[...]``, and a group ``(...)`` or ``(?:...)`` whatever is inside it.
+    A run of plain characters none of which a quantifier follows must occur, in order and
+    unbroken, in every match; the longest such run is returned (ASCII only, so containment
+    in a ``str`` equals containment in the UTF-8 bytes RE2 searches). It gives up
+    (``None``) on anything else: an alternation at the top level, flags or a named group
+    (``(?i)``), a counted repetition (``{``), ``\\Q``, ``\\x``, ``\\p``, a digit or
+    another letter escape, a ``]`` or ``)`` alone, a character outside printable ASCII.
     """
     runs: list[str] = []
     run: list[str] = []
@@ -114,7 +178,7 @@ def required_literal(pattern: str) -> str | None:
         elif char in _QUANTIFIERS:
             # The atom before it may be absent or repeated: it ends the run and is not
             # part of it (if it was a literal character). A second quantifier (``+?``)
-            # finds the run empty.
+            # finds the run empty, as does one after a class or a group.
             if run:
                 run.pop()
             runs.append("".join(run))
@@ -122,7 +186,14 @@ def required_literal(pattern: str) -> str | None:
         elif char in ".^$":
             runs.append("".join(run))
             run = []
-        else:  # ( ) | [ ] { }, or any character outside printable ASCII
+        elif char in "([":  # one atom, read past whole: it ends the run
+            end = _group_end(pattern, position) if char == "(" else _class_end(pattern, position)
+            if end is None:
+                return None
+            position = end
+            runs.append("".join(run))
+            run = []
+        else:  # | ) ] { }, or any character outside printable ASCII
             return None
     runs.append("".join(run))
     best = max(runs, key=len)

@@ -13,6 +13,9 @@ from raw_core.policy.predicate import BoundPredicate, join_predicates
 
 __all__ = ["Chain", "Step"]
 
+_PASSED = [True]
+"""What the one joined test of a chain answered when it passed."""
+
 
 class Step:
     """One rule in a tool's decision chain: the decision it gives when it matches, and its
@@ -64,12 +67,16 @@ class Chain:
 
     def decide(self, arguments: Any, effects: Any) -> Decision:
         steps = self.steps
-        if self.guards:
-            passed = [
-                test(effects if on_effects else arguments) for test, on_effects in self.guards
-            ]
-            if any(passed):
-                return self._walk(arguments, effects, passed)
+        guards = self.guards
+        if guards:
+            if len(guards) == 1:  # the common case: one joined test, no list to build
+                joined, on_effects = guards[0]
+                if joined(effects if on_effects else arguments):
+                    return self._walk(arguments, effects, _PASSED)
+            else:
+                passed = [test(effects if on_effects else arguments) for test, on_effects in guards]
+                if any(passed):
+                    return self._walk(arguments, effects, passed)
             steps = self.unguarded
         for step in steps:
             test = step.test
