@@ -274,3 +274,28 @@ async def test_a_middleware_cannot_run_the_handler_twice(tmp_path: Path, make_to
     assert result.code == "hook_failed"
     assert "call_next twice" in result.full_text()
     assert agent.registry.tools[0].handler.__globals__["RAN"] == [1]
+
+
+async def test_a_deny_after_a_handler_that_failed_still_says_the_tool_ran(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    """The handler started (and may have changed things) before it raised: a deny the
+    middleware raises then withholds, it does not claim the call never ran."""
+
+    async def cover(call: CallInfo, call_next: Any) -> Any:
+        try:
+            await call_next()
+        except Exception:
+            raise HookDenied("the tool failed badly", for_model="the tool failed") from None
+        return None
+
+    failing = "def handler(args, context):\n    raise RuntimeError('half done')\n"
+    make_tool("echo", root=tmp_path / "tools", code=failing, input_schema=SCHEMA)
+    config = tmp_path / "raw.json"
+    config.write_text(json.dumps({"agents": {"a": {"tools": {"use": ["agent/echo"]}}}}))
+    agent = load_agent(load_config(config), host=PluginHost())
+    host = PluginHost()
+    host.register(middleware_plugin(cover), name="cover")
+    result = await agent.dispatcher(host=host, cwd=tmp_path).dispatch(CALL)
+    assert result.code == "result_withheld"
+    assert result.text() == "echo ran, and a plug-in withheld its result: the tool failed"

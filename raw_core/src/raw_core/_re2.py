@@ -80,7 +80,8 @@ _JOINED_LITERALS: Final = 4
 def _class_end(pattern: str, position: int) -> int | None:
     """Where the character class opened just before ``position`` ends (the index after its
     ``]``), or None for one this reading does not follow: a ``[`` inside it other than a
-    ``[:name:]`` class, ``\\Q``, or no closing ``]``."""
+    ``[:name:]`` class at the start of an item (not after a ``-``), ``\\Q``, or no closing
+    ``]``."""
     length = len(pattern)
     if position < length and pattern[position] == "^":
         position += 1
@@ -93,7 +94,9 @@ def _class_end(pattern: str, position: int) -> int | None:
                 return None
             position += 2
         elif char == "[":
-            if not pattern.startswith("[:", position):
+            # RE2 reads [:name:] only where an item starts; after a - it ends a range
+            # ([A-[:]|:]] is the class A-[ and ':', then |), so give up there.
+            if pattern[position - 1] == "-" or not pattern.startswith("[:", position):
                 return None
             close = pattern.find(":]", position + 2)
             if close < 0:

@@ -82,9 +82,7 @@ class App:
         self._backend_lock = anyio.Lock()
         self._provider = provider
         self._local_dir = local_dir
-        # One loader for every session: a tool's module is imported and its schemas
-        # compiled once per process, not once per session.
-        self._loader: ToolLoader | None = None
+        self._loader: ToolLoader | None = None  # one for every session: imports once
         self._approval_wait = approval_wait
         self._runtime: Runtime | None = None
         self._live: dict[str, Session] = {}

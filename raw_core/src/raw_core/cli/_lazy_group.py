@@ -34,9 +34,11 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in self.lazy:
-            module, _, attribute = self.lazy.pop(cmd_name).partition(":")
+            module, _, attribute = self.lazy[cmd_name].partition(":")
             command = getattr(importlib.import_module(module), attribute)
-            assert isinstance(command, click.Command), f"{module}:{attribute}"
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{module}:{attribute} is not a click command")
+            del self.lazy[cmd_name]  # imported: from now on one of the group's commands
             self.add_command(command, cmd_name)
         return command
 

@@ -205,8 +205,8 @@ def validate(config_path: Path | None, as_json: bool) -> None:
                         async with app.agent(name) as loaded:
                             notes.extend(
                                 f"agent {name}: {identity}: {warning}"
-                                for identity, found in tool_warnings(loaded).items()
-                                for warning in found
+                                for identity, said in tool_warnings(loaded).items()
+                                for warning in said
                             )
                     except RawError as exc:
                         problems.append(

@@ -404,9 +404,13 @@ class Dispatcher:
     ) -> ToolResult:
         middlewares = collect_middlewares(self.host, info) if self.host is not None else []
 
+        started = False
+
         async def call_handler() -> Any:
+            nonlocal started
             if sealed and middlewares:  # checked already after the hooks and approval
                 check_sealed(sealed, info.arguments, info.effects, "a call middleware")
+            started = True
             try:
                 if self._is_async(tool):
                     returned = await tool.handler(info.arguments, context)
@@ -431,14 +435,14 @@ class Dispatcher:
         panels = context.panels
         invoke: Callable[[], Awaitable[Any]] = call_handler
         if middlewares:
-            # Each middleware reads the result so far as a ToolResult, whatever returned it.
-            room = self.max_output_bytes - len(self._note(panels).encode())
-
+            # Each middleware reads the result so far as a ToolResult, whatever returned it,
+            # under what the call's panel note leaves of the cap (known once the handler ran).
             def normalise(returned: Any) -> ToolResult:
+                room = self.max_output_bytes - len(self._note(panels).encode())
                 return result_of(returned, info.effects, room)
 
             for name, middleware in reversed(middlewares):
-                invoke = wrap_middleware(middleware, name, info, invoke, normalise)
+                invoke = wrap_middleware(middleware, name, info, invoke, normalise, lambda: started)
         try:
             clock = context.interactions.clock if context.interactions is not None else None
             returned = await guard(signal, self.handler_timeout, invoke(), clock)

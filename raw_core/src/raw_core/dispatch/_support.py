@@ -133,18 +133,20 @@ def wrap_middleware(
     info: CallInfo,
     inner: Callable[[], Awaitable[Any]],
     normalise: Callable[[Any], ToolResult],
+    handler_started: Callable[[], bool],
 ) -> Callable[[], Awaitable[Any]]:
     """``middleware`` around ``inner``: its ``call_next`` runs ``inner`` and hands back
     what it returned as a :class:`ToolResult` (``normalise``). An error it raises names
-    its plug-in; a deny it raises once the tool has run (``hook_denied``,
-    ``result_withheld``) withholds the result instead: the model reads that the tool ran,
-    and why. ``call_next`` runs once: a second call is ``hook_failed``."""
+    its plug-in; a deny it raises once the handler has started (``handler_started``:
+    ``hook_denied``, ``result_withheld``) withholds the result instead, since the tool ran:
+    the model reads that it ran, and why. ``call_next`` runs once: a second call is
+    ``hook_failed``."""
 
     async def wrapped() -> Any:
-        called = ran = False
+        called = False
 
         async def call_next() -> ToolResult:
-            nonlocal ran, called
+            nonlocal called
             if called:  # one approval, one run
                 raise HookFailed(
                     f"call middleware of plug-in {name!r} called call_next twice; a call runs"
@@ -152,14 +154,12 @@ def wrap_middleware(
                     hook=name,
                 )
             called = True
-            returned = normalise(await inner())
-            ran = True
-            return returned
+            return normalise(await inner())
 
         try:
             return await middleware(info, call_next)
         except (HookDenied, ResultWithheld) as error:
-            if not ran:
+            if not handler_started():
                 raise
             withheld = ResultWithheld(error.message, for_model=error.for_model, hook=name)
             return ToolResult.withheld(info.name, withheld, by="a plug-in", effects=info.effects)

@@ -5,15 +5,15 @@ builds one per selected tool when it is bound; deciding a call walks it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 from raw_core.policy._records import ALLOW, Decision
 from raw_core.policy.predicate import BoundPredicate, join_predicates
 
 __all__ = ["Chain", "Step"]
 
-_PASSED = [True]
+_PASSED: Final = (True,)
 """What the one joined test of a chain answered when it passed."""
 
 
@@ -84,7 +84,7 @@ class Chain:
                 return step.decision
         return ALLOW
 
-    def _walk(self, arguments: Any, effects: Any, passed: list[bool]) -> Decision:
+    def _walk(self, arguments: Any, effects: Any, passed: Sequence[bool]) -> Decision:
         """Every step in order, skipping those whose joined test failed."""
         for step in self.steps:
             test = step.test

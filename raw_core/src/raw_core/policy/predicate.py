@@ -258,7 +258,9 @@ def _generate(
     lines.append(f"{indent}if {condition} and _test({leaf}):")
     lines.append(f"{indent}    return True")
     lines.append("    return False")
-    exec("\n".join(lines), namespace)  # code built above from the path's shape alone
+    # Code built above from the path's shape alone, named after the path for tracebacks.
+    code = compile("\n".join(lines), f"<raw accessor {format_path(steps)}>", "exec")
+    exec(code, namespace)
     accessor: Callable[[Any], bool] = namespace["accessor"]
     return accessor
 

@@ -239,7 +239,7 @@ def message_from_dict(data: Any, *, root: str = "$") -> Message:
 # JSON type, and builds the records (their validators run); on anything else it answers
 # None and the converter reads the value instead, which names every problem. So the
 # direct reader never accepts what the converter refuses, and builds what it would build
-# (tests/sessions/test_message_reading.py compares the two on generated documents).
+# (tests/raw_core/store/test_message_reading.py compares the two on generated documents).
 
 _TEXT_KEYS: Final = frozenset({"type", "text"})
 _JSON_KEYS: Final = frozenset({"type", "json_text"})
