@@ -39,8 +39,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def make_agent(tmp_path: Path, make_tool: Any, rules: list[dict[str, Any]] | None = None) -> Agent:
-    make_tool("echo", root=tmp_path / "tools", code=ECHO, input_schema=SCHEMA)
+def make_agent(
+    tmp_path: Path, make_tool: Any, rules: list[dict[str, Any]] | None = None, code: str = ECHO
+) -> Agent:
+    make_tool("echo", root=tmp_path / "tools", code=code, input_schema=SCHEMA)
     config = tmp_path / "raw.json"
     tools = {"use": ["agent/echo"], "rules": rules or []}
     config.write_text(json.dumps({"agents": {"a": {"tools": tools}}}))
@@ -264,10 +266,7 @@ async def test_a_middleware_cannot_run_the_handler_twice(tmp_path: Path, make_to
     code = code.replace(
         "def handler(args, context):\n", "def handler(args, context):\n    RAN.append(1)\n"
     )
-    make_tool("echo", root=tmp_path / "tools", code=code, input_schema=SCHEMA)
-    config = tmp_path / "raw.json"
-    config.write_text(json.dumps({"agents": {"a": {"tools": {"use": ["agent/echo"]}}}}))
-    agent = load_agent(load_config(config), host=PluginHost())
+    agent = make_agent(tmp_path, make_tool, code=code)
     host = PluginHost()
     host.register(middleware_plugin(twice), name="twice")
     result = await agent.dispatcher(host=host, cwd=tmp_path).dispatch(CALL)
@@ -290,10 +289,7 @@ async def test_a_deny_after_a_handler_that_failed_still_says_the_tool_ran(
         return None
 
     failing = "def handler(args, context):\n    raise RuntimeError('half done')\n"
-    make_tool("echo", root=tmp_path / "tools", code=failing, input_schema=SCHEMA)
-    config = tmp_path / "raw.json"
-    config.write_text(json.dumps({"agents": {"a": {"tools": {"use": ["agent/echo"]}}}}))
-    agent = load_agent(load_config(config), host=PluginHost())
+    agent = make_agent(tmp_path, make_tool, code=failing)
     host = PluginHost()
     host.register(middleware_plugin(cover), name="cover")
     result = await agent.dispatcher(host=host, cwd=tmp_path).dispatch(CALL)

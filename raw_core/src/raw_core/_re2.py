@@ -77,6 +77,15 @@ _JOINED_LITERALS: Final = 4
 """The most literals a joined alternation looks for before it calls RE2."""
 
 
+def _escape_end(pattern: str, position: int) -> int | None:
+    """Past the escape at ``position`` inside a class or a group (its ``\\`` and the
+    character after it), or None for ``\\Q`` (it quotes on past any bracket) or a ``\\``
+    that ends the pattern."""
+    if position + 1 >= len(pattern) or pattern[position + 1] == "Q":
+        return None
+    return position + 2
+
+
 def _class_end(pattern: str, position: int) -> int | None:
     """Where the character class opened just before ``position`` ends (the index after its
     ``]``), or None for one this reading does not follow: a ``[`` inside it other than a
@@ -90,9 +99,10 @@ def _class_end(pattern: str, position: int) -> int | None:
     while position < length:
         char = pattern[position]
         if char == "\\":
-            if position + 1 >= length or pattern[position + 1] == "Q":
+            escaped = _escape_end(pattern, position)
+            if escaped is None:
                 return None
-            position += 2
+            position = escaped
         elif char == "[":
             # RE2 reads [:name:] only where an item starts; after a - it ends a range
             # ([A-[:]|:]] is the class A-[ and ':', then |), so give up there.
@@ -121,9 +131,10 @@ def _group_end(pattern: str, position: int) -> int | None:
     while position < length:
         char = pattern[position]
         if char == "\\":
-            if position + 1 >= length or pattern[position + 1] == "Q":
+            escaped = _escape_end(pattern, position)
+            if escaped is None:
                 return None
-            position += 2
+            position = escaped
             continue
         if char == "[":
             end = _class_end(pattern, position + 1)
