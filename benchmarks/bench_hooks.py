@@ -38,7 +38,13 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).parent.parent))  # the repository: benchmarks.*
 
-from benchmarks._common import Target, print_targets
+from benchmarks._common import (
+    ARGUMENTS,
+    Target,
+    conditional_rules,
+    print_targets,
+    write_noop_tool,
+)
 from raw_core.agent import load_agent
 from raw_core.config import load_config
 from raw_core.dispatch import Dispatcher
@@ -53,28 +59,7 @@ RUNNING_CALLS = 200
 LOOKUPS = 100_000
 EXTRA_BUDGET_US = 1.2
 
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "commands": {
-            "type": "array",
-            "maxItems": 16,
-            "items": {
-                "type": "object",
-                "properties": {"command": {"type": "string"}},
-                "required": ["command"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["commands"],
-    "additionalProperties": False,
-}
-CALL = ToolCall(
-    id="c",
-    name="noop",
-    arguments='{"commands": [{"command": "ls -la"}, {"command": "git status"}]}',
-)
+CALL = ToolCall(id="c", name="noop", arguments=ARGUMENTS)
 HOOKS: dict[str, dict[str, Any]] = {
     "other-tools": {"match": "other/*"},
     "not-this-call": {
@@ -87,39 +72,12 @@ HOOKS: dict[str, dict[str, Any]] = {
 
 def rules() -> list[dict[str, Any]]:
     """``bench_dispatch.py``'s 50 rules: 45 for other tools, 5 conditional asks."""
-    found: list[dict[str, Any]] = [
-        {"match": f"other/tool_{index}", "effect": "deny"} for index in range(45)
-    ]
-    for index in range(5):
-        regex = f"(^|[;&|])\\s*(sudo\\s+)?forbidden_{index}(\\s|$)"
-        found.append(
-            {
-                "match": "agent/noop",
-                "effect": "ask",
-                "when": {"source": "arguments", "any": "commands[*].command", "regex": regex},
-            }
-        )
-    return found
+    others = [{"match": f"other/tool_{index}", "effect": "deny"} for index in range(45)]
+    return others + conditional_rules(5)
 
 
 def project(root: Path) -> None:
-    tool = root / "tools" / "noop"
-    tool.mkdir(parents=True)
-    manifest = {
-        "api_version": 2,
-        "id": "noop",
-        "version": "1.0.0",
-        "name": "noop",
-        "description": "Does nothing.",
-        "input_schema": SCHEMA,
-        "entry": "./tool.py",
-        "condition_sources": ["arguments"],
-    }
-    (tool / "tool.json").write_text(json.dumps(manifest))
-    (tool / "tool.py").write_text(
-        "RESULT = {'content': [{'type': 'text', 'text': 'ok'}]}\n"
-        "async def handler(args, context):\n    return RESULT\n"
-    )
+    write_noop_tool(root)
     agents: dict[str, Any] = {
         "none": {"tools": {"use": ["agent/noop"]}},
         "none+rules": {"tools": {"use": ["agent/noop"], "rules": rules()}},
