@@ -32,7 +32,7 @@ from raw_core.errors import ApprovalDenied, ApprovalUnavailable, Cancelled
 from raw_core.frozen import thaw
 from raw_core.runtime.events import ApprovalRequested, LoopEvent
 from raw_core.runtime.frontend import FrontEnd
-from raw_core.runtime.interactions import first_error, ignore_event, record_end
+from raw_core.runtime.interactions import first_error, ignore_event, until_ended
 from raw_core.sessions.backend import (
     ApprovalAnswer,
     PendingRequest,
@@ -101,14 +101,9 @@ class ApprovalBroker:
                 deadline=record.deadline.isoformat() if record.deadline is not None else None,
             )
         )
-        final: PendingRequest | None = None
-        try:
-            final = await self._first_answer(record, request)
-        finally:
-            with anyio.CancelScope(shield=True):
-                if final is None:  # cancelled while waiting
-                    final = await self._writer.close_request(record.id, "cancelled")
-                await record_end(self._writer, final, self.emit)
+        final = await until_ended(
+            self._writer, record, self._first_answer(record, request), self.emit
+        )
         if final.state == "approved":
             return True
         if final.state == "denied":

@@ -25,7 +25,7 @@ stopped raw left pending, when the session is opened again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -122,14 +122,9 @@ class InteractionBroker:
                 deadline=record.deadline.isoformat(),
             )
         )
-        final: PendingRequest | None = None
-        try:
-            final = await self._first_answer(record, request)
-        finally:
-            with anyio.CancelScope(shield=True):
-                if final is None:  # the call or turn was cancelled while it waited
-                    final = await self._writer.close_request(record.id, "cancelled")
-                await record_end(self._writer, final, self.emit)
+        final = await until_ended(
+            self._writer, record, self._first_answer(record, request), self.emit
+        )
         if final.state == "answered" and isinstance(final.answer, InteractionAnswer):
             return final.answer
         if final.state == "expired":
@@ -195,6 +190,26 @@ class InteractionBroker:
             if can_interact(front_end):
                 group.start_soon(ask_front_end)
             group.start_soon(wait_for_others)
+
+
+async def until_ended(
+    writer: SessionWriter,
+    record: PendingRequest,
+    first_answer: Awaitable[PendingRequest],
+    emit: Callable[[LoopEvent], None],
+) -> PendingRequest:
+    """The request ``record`` once ``first_answer`` has ended it, its end recorded
+    (:func:`record_end`) whatever happens: when the call or turn is cancelled while it
+    waits, it is closed as ``cancelled`` first. Both brokers wait for their answers here."""
+    final: PendingRequest | None = None
+    try:
+        final = await first_answer
+    finally:
+        with anyio.CancelScope(shield=True):
+            if final is None:  # cancelled while it waited
+                final = await writer.close_request(record.id, "cancelled")
+            await record_end(writer, final, emit)
+    return final
 
 
 async def record_end(
