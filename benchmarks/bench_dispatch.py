@@ -6,7 +6,10 @@ the model's JSON text (62 bytes, two commands), every step of the pipeline runni
 
 * **Building blocks**, each timed alone in the same run: strict JSON parse, schema
   validation, one handler call, result normalisation (the blocks and their cap). The bare
-  dispatch (no rules, no hooks) is a ratio to their sum.
+  dispatch (no rules, no hooks) is a ratio to their sum. Beside them, what the handler's
+  time limit costs by itself: entering and leaving one anyio cancel scope with a deadline
+  (the primitive raw's time limit and cancellation stand on), so that the report can say
+  how much of the ratio is anyio's.
 * **Rules**: 5, 50 and 200 rules whose globs all match the called tool — conditional (RE2
   predicates on ``commands[*].command`` that the call does not match) and unconditional.
   Each is timed as a verdict (``Policy.decide`` alone) and as a whole dispatch.
@@ -50,7 +53,7 @@ from raw_core import hookimpl
 from raw_core._json import loads_strict
 from raw_core.agent import load_agent
 from raw_core.config import load_config
-from raw_core.dispatch import DEFAULT_MAX_ARGUMENT_BYTES, Dispatcher
+from raw_core.dispatch import DEFAULT_HANDLER_TIMEOUT, DEFAULT_MAX_ARGUMENT_BYTES, Dispatcher
 from raw_core.dispatch._values import result_of
 from raw_core.plugins import PluginHost
 from raw_core.tools.calls import CallInfo, ToolCall, Verdict
@@ -105,6 +108,16 @@ def _dispatch_timer(dispatcher: Dispatcher) -> Callable[[], Awaitable[float]]:
     return timed
 
 
+async def _scope_alone() -> float:
+    """Seconds to enter and leave one anyio cancel scope with the handler's deadline."""
+    started = clock()
+    for _ in range(CALLS):
+        # The scope's own cost is what is measured: nothing runs inside it.
+        with anyio.CancelScope(deadline=anyio.current_time() + DEFAULT_HANDLER_TIMEOUT):  # noqa: ASYNC100
+            pass
+    return (clock() - started) / CALLS
+
+
 def _sync_timer(function: Callable[[], object]) -> Callable[[], Awaitable[float]]:
     async def timed() -> float:
         return per_call(function, CALLS)
@@ -147,6 +160,7 @@ async def measure_raw(rounds: int = ROUNDS) -> dict[str, float]:
             "block: schema validation": _sync_timer(lambda: tool.input_validator.validate(value)),
             "block: one handler call": _sync_timer(handler_call),
             "block: result normalisation": _sync_timer(normalise),
+            "floor: anyio cancel scope with a deadline": _scope_alone,
         }
         for name, agent in agents.items():
             if name not in ("no rules", OLD_REFERENCE):
@@ -207,6 +221,13 @@ def report(raw: dict[str, float], peers: dict[str, float] | None) -> None:
         print("peers, µs per call (best of 3 turns after a warm-up):")
         for name, seconds in peers.items():
             print(f"  {name:<58} {seconds * 1e6:9.1f}  (raw's dispatch is 1/{seconds / ours:.0f})")
+    blocks, scope = raw["blocks: sum"], raw["floor: anyio cancel scope with a deadline"]
+    print(
+        f"the blocks and one anyio cancel scope with a deadline: {(blocks + scope) * 1e6:.1f} µs"
+        f" = {(blocks + scope) / blocks:.2f}x the blocks (the scope alone"
+        f" {scope / blocks:.2f}x); raw's own steps:"
+        f" {(raw['dispatch: no rules'] - blocks - scope) * 1e6:.1f} µs"
+    )
     print()
     print_targets(targets(raw))
 

@@ -211,8 +211,7 @@ class Dispatcher:
             tool = self.select(call.name)
             prepared = await self.prepare(tool, call, signal)
             arguments, effects = prepared.arguments, prepared.effects
-            context, info = prepared.context, prepared.info
-            panels = context.panels
+            panels = prepared.context.panels
             verdict = self._decide(tool, arguments, effects)
             # Hooks, approval and middlewares receive the frozen values; a dict can still be
             # changed through dict's own methods, so check nothing did before each use.
@@ -221,7 +220,7 @@ class Dispatcher:
             if self.host is not None:
                 verdict = await run_check_hooks(
                     self.host,
-                    info,
+                    prepared.info,
                     verdict,
                     limit=self.hook_timeout,
                     wait=lambda answer, limit: guard(signal, limit, answer),
@@ -233,12 +232,12 @@ class Dispatcher:
                 verdict = await guard(
                     signal,
                     None,
-                    pre_tool_use(self.hooks, chosen, info, verdict, self._hook_context()),
+                    pre_tool_use(self.hooks, chosen, prepared.info, verdict, self._hook_context()),
                 )
             if verdict.decision == "ask":
-                await self._approve(info, verdict, signal)
+                await self._approve(prepared.info, verdict, signal)
                 check_sealed(sealed, arguments, effects, "the approval callback")
-            result = await self._run(tool, info, context, signal, sealed)
+            result = await self._run(prepared, signal, sealed)
             chosen = self._hooks_for("PostToolUse", tool.identity, arguments, effects)
             if chosen:
                 assert self.hooks is not None
@@ -249,7 +248,12 @@ class Dispatcher:
                     signal,
                     None,
                     post_tool_use(
-                        self.hooks, chosen, info, result, self._hook_context(), max_bytes=room
+                        self.hooks,
+                        chosen,
+                        prepared.info,
+                        result,
+                        self._hook_context(),
+                        max_bytes=room,
                     ),
                 )
         except RawError as error:  # DispatchError, or a RawError a handler raised
@@ -261,13 +265,15 @@ class Dispatcher:
                 effects=effects,
             )
         note = ""
+        updated = False
         if panels is not None:
-            panels.end()
+            updated = bool(panels.end())
             note = self._note(panels)
         # an error's text meets the cap too (a result's content already has)
         if result.is_error:
             result = result.capped(self.max_output_bytes - len(note.encode()))
-        if panels is not None and panels.updates:
+        if updated:
+            assert panels is not None
             result = with_panels(result, panels, note)
         return CallOutcome(
             call=call,
@@ -317,17 +323,8 @@ class Dispatcher:
             effects = await describe(
                 tool, arguments, context, limit=self.effects_timeout, signal=signal
             )
-        info = CallInfo(
-            identity=tool.identity,
-            name=tool.name,
-            tool_call_id=call.id,
-            arguments=arguments,
-            effects=effects,
-            has_effects=tool.describe_effects is not None,
-            source=call.source,
-        )
         return PreparedCall(
-            tool=tool, arguments=arguments, effects=effects, context=context, info=info
+            tool=tool, call=call, arguments=arguments, effects=effects, context=context
         )
 
     def select(self, name: str) -> LoadedTool:
@@ -353,6 +350,8 @@ class Dispatcher:
 
     def _decide(self, tool: LoadedTool, arguments: Any, effects: Any) -> Verdict:
         decision = self.policy.decide(tool.identity, arguments, effects)
+        if decision.verdict == "allow":
+            return ALLOW
         rule = decision.rule
         where = decision.where
         if decision.verdict == "deny":
@@ -362,9 +361,7 @@ class Dispatcher:
                 tool=tool.identity,
                 layer=None if where == "tools.rules" else decision.layer,
             )
-        if decision.verdict == "ask":
-            return Verdict(decision="ask", reason=f"rule {rule} of {where} asks")
-        return ALLOW
+        return Verdict(decision="ask", reason=f"rule {rule} of {where} asks")
 
     async def _approve(self, info: CallInfo, verdict: Verdict, signal: CancellationSignal) -> None:
         if self.approval is None:
@@ -395,28 +392,25 @@ class Dispatcher:
             raise ApprovalDenied(f"{info.identity} was not approved", tool=info.identity)
 
     async def _run(
-        self,
-        tool: LoadedTool,
-        info: CallInfo,
-        context: ToolContext,
-        signal: CancellationSignal,
-        sealed: str,
+        self, prepared: PreparedCall, signal: CancellationSignal, sealed: str
     ) -> ToolResult:
-        middlewares = collect_middlewares(self.host, info) if self.host is not None else []
+        tool, context = prepared.tool, prepared.context
+        arguments, effects = prepared.arguments, prepared.effects
+        middlewares = collect_middlewares(self.host, prepared.info) if self.host is not None else []
 
         started = False
 
         async def call_handler() -> Any:
             nonlocal started
             if sealed and middlewares:  # checked already after the hooks and approval
-                check_sealed(sealed, info.arguments, info.effects, "a call middleware")
+                check_sealed(sealed, arguments, effects, "a call middleware")
             started = True
             try:
                 if self._is_async(tool):
-                    returned = await tool.handler(info.arguments, context)
+                    returned = await tool.handler(arguments, context)
                 else:
                     returned = await call_in_daemon(
-                        tool.handler, info.arguments, context, name=f"raw handler {tool.identity}"
+                        tool.handler, arguments, context, name=f"raw handler {tool.identity}"
                     )
                     if inspect.isawaitable(returned):
                         returned = await returned
@@ -439,8 +433,9 @@ class Dispatcher:
             # under what the call's panel note leaves of the cap (known once the handler ran).
             def normalise(returned: Any) -> ToolResult:
                 room = self.max_output_bytes - len(self._note(panels).encode())
-                return result_of(returned, info.effects, room)
+                return result_of(returned, effects, room)
 
+            info = prepared.info
             for name, middleware in reversed(middlewares):
                 invoke = wrap_middleware(middleware, name, info, invoke, normalise, lambda: started)
         try:
@@ -451,11 +446,11 @@ class Dispatcher:
                 error,
                 context.progress,
                 limit=self.handler_timeout,
-                effects=info.effects,
+                effects=effects,
                 max_output_bytes=self.max_output_bytes,
             )
             if stopped is None:
                 raise
             return stopped
         room = self.max_output_bytes - len(self._note(panels).encode())
-        return result_of(returned, info.effects, room)
+        return result_of(returned, effects, room)

@@ -25,6 +25,7 @@ from raw_core.tools.calls import (
     CallInfo,
     CancellationSignal,
     Middleware,
+    ToolCall,
     ToolContext,
     Verdict,
 )
@@ -98,24 +99,43 @@ ALLOW: Final = Verdict(decision="allow")
 
 class PreparedCall:
     """A call after steps 1-3: its tool, frozen arguments and effects, the context its
-    handler gets, and the payload hooks see."""
+    handler gets, and the payload hooks see (:attr:`info`, made on first use: a call no
+    hook, approval or middleware sees never needs it)."""
 
-    __slots__ = ("arguments", "context", "effects", "info", "tool")
+    __slots__ = ("_info", "arguments", "call", "context", "effects", "tool")
 
     def __init__(
         self,
         *,
         tool: LoadedTool,
+        call: ToolCall,
         arguments: Any,
         effects: Any,
         context: ToolContext,
-        info: CallInfo,
     ) -> None:
         self.tool = tool
+        self.call = call
         self.arguments = arguments
         self.effects = effects
         self.context = context
-        self.info = info
+        self._info: CallInfo | None = None
+
+    @property
+    def info(self) -> CallInfo:
+        """The call as hooks, approval and middlewares see it."""
+        info = self._info
+        if info is None:
+            tool = self.tool
+            info = self._info = CallInfo(
+                identity=tool.identity,
+                name=tool.name,
+                tool_call_id=self.call.id,
+                arguments=self.arguments,
+                effects=self.effects,
+                has_effects=tool.describe_effects is not None,
+                source=self.call.source,
+            )
+        return info
 
 
 def check_sealed(sealed: str, arguments: Any, effects: Any, who: str) -> None:
