@@ -20,6 +20,8 @@ from tests.conftest import raw_script
 
 PAGE = Path(__file__).parents[2] / "docs" / "mcp.md"
 FILES = re.compile(r"<!-- file: (?P<name>[^ ]+) -->\n```json\n(?P<body>.*?)```", re.S)
+RESULT = re.compile(r"<!-- mcp-result -->\n```json\n(?P<body>.*?)```", re.S)
+READS = re.compile(r"<!-- model-reads -->\n```\n(?P<body>.*?)```", re.S)
 OUTPUT = re.compile(
     r"<!-- output: (?P<name>[^ ]+) -->\n```\n\$ (?P<command>.*?)\n(?P<body>.*?)```", re.S
 )
@@ -82,3 +84,42 @@ async def test_the_rules_example_asks_as_the_page_says(anyio_backend: str) -> No
         asks = await app.explain("mcp/time/convert_time", call)
         allows = await app.explain("mcp/time/convert_time", {**call, "target_timezone": "UTC"})
     assert (asks.verdict, allows.verdict) == ("ask", "allow")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_panel_result_example_updates_the_panel_as_the_page_says(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    from raw_core import App
+    from raw_core.tools.calls import ToolCall
+    from tests.raw_mcp.conftest import SERVER
+
+    text = PAGE.read_text(encoding="utf-8")
+    result = RESULT.search(text)
+    assert result is not None
+    reads = READS.search(text, result.end())
+    assert reads is not None
+    document = json.loads(configs()["panels.json"])
+    declared = document["mcp"]["servers"]["planner"]["tools"]["plan"]["panels"]
+    servers = {
+        "t": {"command": [sys.executable, str(SERVER)], "tools": {"respond": {"panels": declared}}}
+    }
+    host = PluginHost()
+    host.register(raw_mcp.plugin, name="mcp-client")
+    config = parse_config(
+        json.dumps(
+            {"mcp": {"servers": servers}, "agents": {"a": {"tools": {"use": ["mcp/t/respond"]}}}}
+        ),
+        host=host,
+    )
+    arguments = json.dumps({"result": result["body"]})
+    async with App.open(config, host=host) as app, app.agent() as agent:
+        answered = await agent.dispatcher(host=host).dispatch(
+            ToolCall(id="c", name="respond", arguments=arguments)
+        )
+    assert answered.status == "ok"
+    assert answered.text().splitlines() == reads["body"].splitlines()
+    ((update),) = answered.panels
+    sent = json.loads(result["body"])["content"][0]["_meta"]["raw.panel/2"]
+    assert (update.panel, update.revision, update.document) == ("todo", 1, sent["document"])

@@ -4,11 +4,15 @@ Run as ``python mcp_test_server.py [--http PORT]``. ``MCP_TEST_DIR`` names a fol
 the tools leave markers the tests wait on (``slow.started``, ``slow.cancelled``,
 ``child.pid``). ``MCP_TEST_PAGE`` (a number) pages the tool list; ``MCP_TEST_DESCRIPTION``
 names a file whose text is the ``echo`` tool's description (a definition that changes).
+``plan`` returns a text item carrying its ``update`` argument as a raw panel update in
+``_meta`` (``"raw.panel/2"``), beside a plain text item and one with other ``_meta``;
+``respond`` returns the result whose JSON text it is given.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -17,7 +21,13 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ImageContent, ListToolsResult, PaginatedRequestParams, TextContent
+from mcp.types import (
+    CallToolResult,
+    ImageContent,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+)
 
 DIR = Path(os.environ.get("MCP_TEST_DIR", "."))
 PAGE = int(os.environ.get("MCP_TEST_PAGE", "0"))
@@ -103,6 +113,25 @@ def picture() -> list[TextContent | ImageContent]:
         TextContent(type="text", text="a red dot"),
         ImageContent(type="image", data=PNG, mime_type="image/png"),
     ]
+
+
+@server.tool(description="Update the plan panel with the JSON text of a panel update.")
+def plan(update: str, fail: bool = False) -> CallToolResult:
+    return CallToolResult(
+        content=[
+            TextContent(
+                type="text", text="plan updated", _meta={"raw.panel/2": json.loads(update)}
+            ),
+            TextContent(type="text", text="kept"),
+            TextContent(type="text", text="noted", _meta={"example.org/note": {"n": 1}}),
+        ],
+        is_error=fail,
+    )
+
+
+@server.tool(description="Return the MCP tool result whose JSON text is given.")
+def respond(result: str) -> CallToolResult:
+    return CallToolResult.model_validate(json.loads(result))
 
 
 @server.tool(description="Return the value of one environment variable.")

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from raw_mcp.config import McpSection, ServerConfig, parse_mcp_section
-    from raw_mcp.content import result_content
+    from raw_mcp.content import PANEL_META, result_content
     from raw_mcp.names import model_name
     from raw_mcp.source import McpSource, definition_digest
 
 __all__ = [
+    "PANEL_META",
     "McpSection",
     "McpSource",
     "ServerConfig",
@@ -31,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "McpSection": "raw_mcp.config",
     "ServerConfig": "raw_mcp.config",
     "parse_mcp_section": "raw_mcp.config",
+    "PANEL_META": "raw_mcp.content",
     "result_content": "raw_mcp.content",
     "model_name": "raw_mcp.names",
     "McpSource": "raw_mcp.source",

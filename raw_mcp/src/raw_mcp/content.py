@@ -11,6 +11,13 @@ Works on the result's JSON form (what the server sent, as a dict), so it needs n
 * ``structuredContent`` → a JSON block, unless a text block already holds the same JSON
   value (servers are asked to send both, and the model need not read it twice).
 
+A content item of any type whose ``_meta`` holds :data:`PANEL_META` (``"raw.panel/2"``)
+is a panel update instead: it becomes the result block ``{"type": "panel", ...}`` that a
+local tool returns (the ``_meta`` value is that block, its ``type`` left out or not), so the
+dispatcher takes it out of the result and applies it to the tool's declared panel as it
+does for every tool. The item itself (its text, for clients that do not know raw) never
+reaches the model.
+
 ``isError: true`` makes the result a tool error (``tool_error``) with the same blocks.
 """
 
@@ -20,11 +27,14 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from raw_core.tools.results import IMAGE_MIME_TYPES
 
-__all__ = ["result_content"]
+__all__ = ["PANEL_META", "result_content"]
+
+PANEL_META: Final = "raw.panel/2"
+"""The ``_meta`` key of an MCP content item that carries a panel update."""
 
 
 def _decoded_size(data: str) -> int | None:
@@ -65,9 +75,21 @@ def _resource(resource: Any) -> dict[str, Any]:
     return {"type": "text", "text": f"{head} without text or data"}
 
 
+def _panel(update: Any) -> dict[str, Any]:
+    """The panel result block of a ``_meta`` panel update. A value that is not an object
+    names no panel: the dispatcher rejects it as ``panel_invalid``, as it would a local
+    tool's block."""
+    if not isinstance(update, Mapping):
+        return {"type": "panel", "panel": None}
+    return {**{k: v for k, v in update.items() if k != "type"}, "type": "panel"}
+
+
 def _block(item: Any) -> dict[str, Any]:
     if not isinstance(item, Mapping):
         return {"type": "text", "text": "[a content item that is not an object]"}
+    meta = item.get("_meta")
+    if isinstance(meta, Mapping) and PANEL_META in meta:
+        return _panel(meta[PANEL_META])
     kind = item.get("type")
     if kind == "text":
         text = item.get("text")
