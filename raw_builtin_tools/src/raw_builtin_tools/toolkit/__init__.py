@@ -54,74 +54,162 @@ The parts, by what a tool needs them for:
 * images: :func:`read_image` checks a PNG or JPEG by its content, within
   :data:`MAX_IMAGE_BYTES` and :data:`MAX_IMAGE_SIDE`, into an :class:`ImageFile`, or
   raises :class:`ImageProblem`.
+
+Each name is imported from its submodule the first time it is used (PEP 562): importing
+the package imports none of its submodules, so a tool that uses two helpers pays for the
+modules that define them alone.
 """
 
 from __future__ import annotations
 
-from raw_builtin_tools.toolkit.atomic import Staged, stage, write_atomic
-from raw_builtin_tools.toolkit.background import (
-    MAX_PROCESSES,
-    STOP_GRACE_SECONDS,
-    BackgroundProcess,
-    ProcessProblem,
-    ProcessTable,
-    process_state_dir,
-)
-from raw_builtin_tools.toolkit.edits import (
-    Edit,
-    append,
-    overwrite,
-    patch_add,
-    patch_delete,
-    patch_update,
-    replace_lines,
-    replace_text,
-)
-from raw_builtin_tools.toolkit.hunks import apply_hunks
-from raw_builtin_tools.toolkit.images import (
-    MAX_IMAGE_BYTES,
-    MAX_IMAGE_SIDE,
-    ImageFile,
-    ImageProblem,
-    read_image,
-)
-from raw_builtin_tools.toolkit.lines import join_lines, split_lines, surrogate_problem
-from raw_builtin_tools.toolkit.output_log import OUTPUT_BYTES, SEGMENT_BYTES, OutputChunk, OutputLog
-from raw_builtin_tools.toolkit.patch import (
-    MAX_OPERATIONS,
-    AddFile,
-    DeleteFile,
-    Hunk,
-    HunkMismatch,
-    LineKind,
-    Operation,
-    Patch,
-    PatchSyntaxError,
-    UpdateFile,
-    parse_patch,
-    render_patch,
-)
-from raw_builtin_tools.toolkit.paths import normalize, path_problem
-from raw_builtin_tools.toolkit.processes import Capture, Outcome, Signal, kill_group, run_command
-from raw_builtin_tools.toolkit.shell import parse_command
-from raw_builtin_tools.toolkit.shell_effects import (
-    CALL_BYTES,
-    CALL_NODES,
-    CALL_PARSE_SECONDS,
-    commands_effects,
-)
-from raw_builtin_tools.toolkit.shell_records import (
-    COMMAND_FLAGS,
-    MAX_COMMAND_BYTES,
-    MAX_COMMAND_DEPTH,
-    MAX_COMMAND_NODES,
-    MAX_COMMAND_PROGRAMS,
-    MAX_PARSE_SECONDS,
-    Program,
-    ShellCommand,
-)
-from raw_builtin_tools.toolkit.workspace import EditError, Workspace
-from raw_builtin_tools.toolkit.wrappers import COMMAND_WRAPPERS
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raw_builtin_tools.toolkit.atomic import Staged, stage, write_atomic
+    from raw_builtin_tools.toolkit.background import (
+        MAX_PROCESSES,
+        STOP_GRACE_SECONDS,
+        BackgroundProcess,
+        ProcessProblem,
+        ProcessTable,
+        process_state_dir,
+    )
+    from raw_builtin_tools.toolkit.edits import (
+        Edit,
+        append,
+        overwrite,
+        patch_add,
+        patch_delete,
+        patch_update,
+        replace_lines,
+        replace_text,
+    )
+    from raw_builtin_tools.toolkit.hunks import apply_hunks
+    from raw_builtin_tools.toolkit.images import (
+        MAX_IMAGE_BYTES,
+        MAX_IMAGE_SIDE,
+        ImageFile,
+        ImageProblem,
+        read_image,
+    )
+    from raw_builtin_tools.toolkit.lines import join_lines, split_lines, surrogate_problem
+    from raw_builtin_tools.toolkit.output_log import (
+        OUTPUT_BYTES,
+        SEGMENT_BYTES,
+        OutputChunk,
+        OutputLog,
+    )
+    from raw_builtin_tools.toolkit.patch import (
+        MAX_OPERATIONS,
+        AddFile,
+        DeleteFile,
+        Hunk,
+        HunkMismatch,
+        LineKind,
+        Operation,
+        Patch,
+        PatchSyntaxError,
+        UpdateFile,
+        parse_patch,
+        render_patch,
+    )
+    from raw_builtin_tools.toolkit.paths import normalize, path_problem
+    from raw_builtin_tools.toolkit.processes import (
+        Capture,
+        Outcome,
+        Signal,
+        kill_group,
+        run_command,
+    )
+    from raw_builtin_tools.toolkit.shell import parse_command
+    from raw_builtin_tools.toolkit.shell_effects import (
+        CALL_BYTES,
+        CALL_NODES,
+        CALL_PARSE_SECONDS,
+        commands_effects,
+    )
+    from raw_builtin_tools.toolkit.shell_records import (
+        COMMAND_FLAGS,
+        MAX_COMMAND_BYTES,
+        MAX_COMMAND_DEPTH,
+        MAX_COMMAND_NODES,
+        MAX_COMMAND_PROGRAMS,
+        MAX_PARSE_SECONDS,
+        Program,
+        ShellCommand,
+    )
+    from raw_builtin_tools.toolkit.workspace import EditError, Workspace
+    from raw_builtin_tools.toolkit.wrappers import COMMAND_WRAPPERS
+
+_EXPORTS: dict[str, str] = {
+    "AddFile": "raw_builtin_tools.toolkit.patch",
+    "BackgroundProcess": "raw_builtin_tools.toolkit.background",
+    "CALL_BYTES": "raw_builtin_tools.toolkit.shell_effects",
+    "CALL_NODES": "raw_builtin_tools.toolkit.shell_effects",
+    "CALL_PARSE_SECONDS": "raw_builtin_tools.toolkit.shell_effects",
+    "COMMAND_FLAGS": "raw_builtin_tools.toolkit.shell_records",
+    "COMMAND_WRAPPERS": "raw_builtin_tools.toolkit.wrappers",
+    "Capture": "raw_builtin_tools.toolkit.processes",
+    "DeleteFile": "raw_builtin_tools.toolkit.patch",
+    "Edit": "raw_builtin_tools.toolkit.edits",
+    "EditError": "raw_builtin_tools.toolkit.workspace",
+    "Hunk": "raw_builtin_tools.toolkit.patch",
+    "HunkMismatch": "raw_builtin_tools.toolkit.patch",
+    "ImageFile": "raw_builtin_tools.toolkit.images",
+    "ImageProblem": "raw_builtin_tools.toolkit.images",
+    "LineKind": "raw_builtin_tools.toolkit.patch",
+    "MAX_COMMAND_BYTES": "raw_builtin_tools.toolkit.shell_records",
+    "MAX_COMMAND_DEPTH": "raw_builtin_tools.toolkit.shell_records",
+    "MAX_COMMAND_NODES": "raw_builtin_tools.toolkit.shell_records",
+    "MAX_COMMAND_PROGRAMS": "raw_builtin_tools.toolkit.shell_records",
+    "MAX_IMAGE_BYTES": "raw_builtin_tools.toolkit.images",
+    "MAX_IMAGE_SIDE": "raw_builtin_tools.toolkit.images",
+    "MAX_OPERATIONS": "raw_builtin_tools.toolkit.patch",
+    "MAX_PARSE_SECONDS": "raw_builtin_tools.toolkit.shell_records",
+    "MAX_PROCESSES": "raw_builtin_tools.toolkit.background",
+    "OUTPUT_BYTES": "raw_builtin_tools.toolkit.output_log",
+    "Operation": "raw_builtin_tools.toolkit.patch",
+    "Outcome": "raw_builtin_tools.toolkit.processes",
+    "OutputChunk": "raw_builtin_tools.toolkit.output_log",
+    "OutputLog": "raw_builtin_tools.toolkit.output_log",
+    "Patch": "raw_builtin_tools.toolkit.patch",
+    "PatchSyntaxError": "raw_builtin_tools.toolkit.patch",
+    "ProcessProblem": "raw_builtin_tools.toolkit.background",
+    "ProcessTable": "raw_builtin_tools.toolkit.background",
+    "Program": "raw_builtin_tools.toolkit.shell_records",
+    "SEGMENT_BYTES": "raw_builtin_tools.toolkit.output_log",
+    "STOP_GRACE_SECONDS": "raw_builtin_tools.toolkit.background",
+    "ShellCommand": "raw_builtin_tools.toolkit.shell_records",
+    "Signal": "raw_builtin_tools.toolkit.processes",
+    "Staged": "raw_builtin_tools.toolkit.atomic",
+    "UpdateFile": "raw_builtin_tools.toolkit.patch",
+    "Workspace": "raw_builtin_tools.toolkit.workspace",
+    "append": "raw_builtin_tools.toolkit.edits",
+    "apply_hunks": "raw_builtin_tools.toolkit.hunks",
+    "commands_effects": "raw_builtin_tools.toolkit.shell_effects",
+    "join_lines": "raw_builtin_tools.toolkit.lines",
+    "kill_group": "raw_builtin_tools.toolkit.processes",
+    "normalize": "raw_builtin_tools.toolkit.paths",
+    "overwrite": "raw_builtin_tools.toolkit.edits",
+    "parse_command": "raw_builtin_tools.toolkit.shell",
+    "parse_patch": "raw_builtin_tools.toolkit.patch",
+    "patch_add": "raw_builtin_tools.toolkit.edits",
+    "patch_delete": "raw_builtin_tools.toolkit.edits",
+    "patch_update": "raw_builtin_tools.toolkit.edits",
+    "path_problem": "raw_builtin_tools.toolkit.paths",
+    "process_state_dir": "raw_builtin_tools.toolkit.background",
+    "read_image": "raw_builtin_tools.toolkit.images",
+    "render_patch": "raw_builtin_tools.toolkit.patch",
+    "replace_lines": "raw_builtin_tools.toolkit.edits",
+    "replace_text": "raw_builtin_tools.toolkit.edits",
+    "run_command": "raw_builtin_tools.toolkit.processes",
+    "split_lines": "raw_builtin_tools.toolkit.lines",
+    "stage": "raw_builtin_tools.toolkit.atomic",
+    "surrogate_problem": "raw_builtin_tools.toolkit.lines",
+    "write_atomic": "raw_builtin_tools.toolkit.atomic",
+}
+"""Each public name -> the submodule that defines it."""
 
 __all__ = [
     "CALL_BYTES",
@@ -190,3 +278,23 @@ __all__ = [
     "surrogate_problem",
     "write_atomic",
 ]
+
+
+def _import(name: str) -> Any:
+    """Import ``name`` from its submodule on first use, then keep it in the package."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def _names() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+# Hidden from the type checker, which would otherwise take any name as existing here: the
+# imports above give every public name its real type, and a misspelt one stays an error.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = _import, _names
