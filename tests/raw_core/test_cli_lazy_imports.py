@@ -20,6 +20,7 @@ except SystemExit as exc:
     code = exc.code
 print("LOADED", sorted({m.split(".")[0] for m in sys.modules} & {"rich", "prompt_toolkit"}))
 print("RAW", sorted(m for m in sys.modules if m.startswith("raw_core.")))
+print("ALL", sorted(sys.modules))
 sys.exit(code)
 """
 
@@ -27,6 +28,13 @@ sys.exit(code)
 def _run(tmp_path: Path, *args: str) -> tuple[list[str], set[str]]:
     """Run ``raw args`` in a fresh interpreter: its output lines, and the raw_core modules
     it imported."""
+    lines, loaded = _run_all(tmp_path, *args)
+    return lines, {m for m in loaded if m.startswith("raw_core.")}
+
+
+def _run_all(tmp_path: Path, *args: str) -> tuple[list[str], set[str]]:
+    """Run ``raw args`` in a fresh interpreter: its output lines, and every module it
+    imported."""
     result = subprocess.run(
         [sys.executable, "-c", PROGRAM, *args],
         capture_output=True,
@@ -37,8 +45,9 @@ def _run(tmp_path: Path, *args: str) -> tuple[list[str], set[str]]:
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[-1].startswith("RAW ")
-    return lines[:-1], set(ast.literal_eval(lines[-1].removeprefix("RAW ")))
+    assert lines[-2].startswith("RAW ")
+    assert lines[-1].startswith("ALL ")
+    return lines[:-2], set(ast.literal_eval(lines[-1].removeprefix("ALL ")))
 
 
 def _tool_config(tmp_path: Path) -> Path:
@@ -104,3 +113,18 @@ def test_help_imports_every_command_and_lists_them(tmp_path: Path) -> None:
     assert {"raw_core.cli.call", "raw_core.cli.fork"} <= loaded
     listed = [line.split()[0] for line in tools[tools.index("Commands:") + 1 :] if line[:2] == "  "]
     assert listed == ["call", "check", "fork", "list"]
+
+
+def test_help_loads_the_plugins_but_imports_none_of_their_records(tmp_path: Path) -> None:
+    """``--help`` loads the plug-ins for their commands and asks for no tool, config
+    section or backend: neither the tool loader (with the schema compiler and RE2) nor the
+    config records are imported, nor what only a plug-in's command uses when it runs."""
+    lines, loaded = _run_all(tmp_path, "--help")
+    assert "dashboard" in [line.split()[0] for line in lines if line[:2] == "  "]
+    assert "raw_dashboard.plugin" in loaded
+    assert not loaded & {
+        "raw_core.tools.sources",
+        "raw_core.tools.loader",
+        "raw_core.config._model",
+    }
+    assert not loaded & {"fastjsonschema", "re2", "cattrs", "anyio", "webbrowser"}

@@ -1,17 +1,21 @@
 """The ``acp`` plug-in: the command ``raw acp`` and the config's ``acp`` key.
 
 Registering imports nothing heavy: the protocol's SDK (seconds to import) is imported
-when ``raw acp`` starts serving, so ``raw --help`` and every other command never pay for it.
+when ``raw acp`` starts serving, so ``raw --help`` and every other command never pay for it;
+raw's config records are imported when the config sections are first asked for.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from raw_core import ConfigSection, hookimpl
+from raw_core import hookimpl
+
+if TYPE_CHECKING:
+    from raw_core import ConfigSection
 
 __all__ = ["raw_register_commands", "raw_register_config_sections"]
 
@@ -25,6 +29,8 @@ def _validate(value: Any, field: str) -> Any:
 @hookimpl
 def raw_register_config_sections() -> list[ConfigSection]:
     """The ``acp`` key (``acp.client_mcp_servers``)."""
+    from raw_core import ConfigSection
+
     return [ConfigSection(name="acp", validate=_validate)]
 
 

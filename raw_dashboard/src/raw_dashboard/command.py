@@ -8,7 +8,6 @@ are cancelled cleanly. A config or port error exits 2.
 from __future__ import annotations
 
 import sys
-import webbrowser
 from pathlib import Path
 
 import click
@@ -62,6 +61,8 @@ def dashboard(port: int, no_open: bool, config_path: Path | None, agent_name: st
                 click.echo(url)
                 sys.stdout.flush()
                 if not no_open:
+                    import webbrowser  # here: ``raw --help`` lists this command
+
                     webbrowser.open(url)
 
     try:

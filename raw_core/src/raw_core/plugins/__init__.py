@@ -17,15 +17,15 @@ if TYPE_CHECKING:
         HookRelay,
         PluginHost,
         RecordKind,
-        ToolFolder,
     )
+    from raw_core.tools.sources import ToolFolder
 
 _EXPORTS: dict[str, str] = {
     "ENTRY_POINT_GROUP": "raw_core.plugins._host",
     "HookRelay": "raw_core.plugins._host",
     "PluginHost": "raw_core.plugins._host",
     "RecordKind": "raw_core.plugins._host",
-    "ToolFolder": "raw_core.plugins._host",
+    "ToolFolder": "raw_core.tools.sources",
 }
 
 

@@ -6,6 +6,11 @@ plug-ins by hand, as tests do), and passes the host on. Duplicate names are an e
 naming both plug-ins, never a silent rename; a plug-in that fails to load is an error,
 never a log line.
 
+Loading the plug-ins imports none of the modules their records are defined in (the tool
+loader behind :class:`~raw_core.tools.sources.ToolFolder`, the config, the session
+records, the provider contract): each is imported when its records are first asked for,
+so a command that asks for none (``raw --help``) does not pay for them.
+
 :attr:`PluginHost.hook` is pluggy's hook relay, typed as :class:`HookRelay` (one
 :class:`pluggy.HookCaller` per raw hook), so a misspelt hook name is a mypy error; what a
 hook implementation takes and returns is checked through
@@ -23,7 +28,6 @@ import pluggy
 from raw_core._identity import RESERVED_SOURCES, SEGMENT_RE
 from raw_core.errors import PluginConflict, PluginInvalid
 from raw_core.plugins import hookspecs
-from raw_core.tools.sources import ToolFolder
 
 if TYPE_CHECKING:
     from pluggy import HookImpl
@@ -31,9 +35,9 @@ if TYPE_CHECKING:
     from raw_core.config import ConfigSection
     from raw_core.providers.contract import ProviderRecord
     from raw_core.sessions.backend import SessionBackendRecord
-    from raw_core.tools.sources import ToolSourceRecord
+    from raw_core.tools.sources import ToolFolder, ToolSourceRecord
 
-__all__ = ["ENTRY_POINT_GROUP", "HookRelay", "PluginHost", "RecordKind", "ToolFolder"]
+__all__ = ["ENTRY_POINT_GROUP", "HookRelay", "PluginHost", "RecordKind"]
 
 ENTRY_POINT_GROUP = "raw"
 _SQLITE: Final = "sqlite"
@@ -353,6 +357,8 @@ class PluginHost:
         """
         if self._tool_folders is not None:
             return self._tool_folders
+        from raw_core.tools.sources import ToolFolder
+
         result: dict[str, dict[str, ToolFolder]] = {}
         for impl in self.implementations("raw_register_tools"):
             name = impl.plugin_name
