@@ -128,3 +128,42 @@ def test_help_loads_the_plugins_but_imports_none_of_their_records(tmp_path: Path
         "raw_core.config._model",
     }
     assert not loaded & {"fastjsonschema", "re2", "cattrs", "anyio", "webbrowser"}
+
+
+def _imported_by(code: str) -> set[str]:
+    """The modules a fresh interpreter has imported after running ``code``."""
+    result = subprocess.run(
+        [sys.executable, "-c", f"import sys\n{code}\nprint(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return set(ast.literal_eval(result.stdout))
+
+
+def test_a_calls_records_import_no_session_record_and_no_call_service() -> None:
+    """``raw_core.tools.calls`` (what hooks, plug-ins and the agent import for a call's
+    types) imports the session records, the interaction and panel services and the
+    resources a call may be given only for their types: not at all."""
+    loaded = _imported_by("import raw_core.tools.calls")
+    assert not loaded & {
+        "raw_core.sessions.records",
+        "raw_core.sessions.backend",
+        "raw_core.tools.interactions",
+        "raw_core.tools.panels",
+        "raw_core.tools.resources",
+        "jsonpatch",
+    }
+
+
+def test_tools_list_imports_no_session_record_and_no_call_service(tmp_path: Path) -> None:
+    _, loaded = _run_all(tmp_path, "tools", "list", "--config", str(_tool_config(tmp_path)))
+    assert not loaded & {
+        "raw_core.sessions.records",
+        "raw_core.sessions.backend",
+        "raw_core.tools.interactions",
+        "raw_core.tools.panels",
+        "raw_core.tools.resources",
+        "jsonpatch",
+    }

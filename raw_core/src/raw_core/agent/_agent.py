@@ -26,16 +26,16 @@ from raw_core.config import AgentConfig, Config
 from raw_core.hooks import HookSet, credential_names, load_hooks
 from raw_core.plugins import PluginHost
 from raw_core.policy import FlooredPolicy, Policy, bind_floors
-from raw_core.tools.calls import ApprovalCallback, SkillReader
-from raw_core.tools.interactions import InteractionCallback
 from raw_core.tools.loader import ToolLoader
-from raw_core.tools.panels import PanelBoard
 from raw_core.tools.registry import Registry, ToolDefinition, user_tools_dir
-from raw_core.tools.resources import SessionResources
 from raw_core.tools.sources import SessionSources, ToolSource
 
 if TYPE_CHECKING:
     from raw_core.dispatch import Dispatcher
+    from raw_core.tools.calls import ApprovalCallback, SkillReader
+    from raw_core.tools.interactions import InteractionCallback
+    from raw_core.tools.panels import PanelBoard
+    from raw_core.tools.resources import SessionResources
 
 __all__ = ["Agent", "load_agent", "open_agent"]
 

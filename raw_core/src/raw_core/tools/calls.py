@@ -13,18 +13,20 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias
 
 import anyio
 import attrs
 
 from raw_core.frozen import thaw
 from raw_core.sessions.messages import CallSource, ToolCall
-from raw_core.tools.interactions import CallInteractions
-from raw_core.tools.panels import CallPanels
 from raw_core.tools.progress import BatchProgress
-from raw_core.tools.resources import SessionResources
 from raw_core.tools.results import ToolResult
+
+if TYPE_CHECKING:  # a call's services, built by the dispatcher: their types alone here
+    from raw_core.tools.interactions import CallInteractions
+    from raw_core.tools.panels import CallPanels
+    from raw_core.tools.resources import SessionResources
 
 __all__ = [
     "HOOK_PROTOCOL_VERSION",

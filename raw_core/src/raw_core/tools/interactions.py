@@ -36,7 +36,7 @@ from raw_core.errors import (
     PanelUndeclared,
 )
 from raw_core.frozen import freeze, thaw
-from raw_core.sessions.backend import InteractionAnswer
+from raw_core.sessions.records import InteractionAnswer
 from raw_core.tools.manifest import PanelDeclaration
 from raw_core.tools.panel_blocks import check_document
 

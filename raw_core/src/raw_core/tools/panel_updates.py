@@ -16,7 +16,7 @@ import jsonpatch
 import jsonpointer
 
 from raw_core.errors import PanelInvalid
-from raw_core.sessions.backend import document_json
+from raw_core.sessions.records import document_json
 from raw_core.tools.panel_blocks import check_document
 
 __all__ = ["checked_body", "checked_text", "patched_text", "split_name", "text_size"]

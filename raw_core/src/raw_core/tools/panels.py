@@ -44,7 +44,7 @@ from raw_core.errors import (
     PanelUnknown,
 )
 from raw_core.frozen import freeze
-from raw_core.sessions.backend import PanelKey, PanelSource, PanelUpdate
+from raw_core.sessions.records import PanelKey, PanelSource, PanelUpdate
 from raw_core.tools.manifest import PanelDeclaration
 from raw_core.tools.panel_updates import (
     checked_body,

@@ -17,13 +17,12 @@ user's choice, not the tool's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
 from raw_core.errors import HandlerError, RawError
 from raw_core.frozen import thaw
-from raw_core.sessions.backend import PanelUpdate
 from raw_core.sessions.blocks import (
     IMAGE_MIME_TYPES,
     BlockInvalid,
@@ -37,6 +36,9 @@ from raw_core.sessions.blocks import (
     clean_text,
     cut_utf8,
 )
+
+if TYPE_CHECKING:  # the session records: a result carries panel updates, made elsewhere
+    from raw_core.sessions.backend import PanelUpdate
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_BYTES",
