@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.metadata
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -96,8 +98,42 @@ def test_a_plugin_that_fails_to_import_is_an_error(
         return [broken] if group == "raw" else []
 
     monkeypatch.setattr(importlib.metadata, "entry_points", fake_entry_points)
-    with pytest.raises(PluginInvalid, match="failed to load"):
+    with pytest.raises(PluginInvalid, match="failed to load") as caught:
         host.load_entry_points()
+    assert "no_such_module_x:plugin (from unknown distribution)" in caught.value.message
+
+
+def test_two_entry_points_of_one_name_are_refused_naming_both(
+    host: PluginHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    twins = [
+        importlib.metadata.EntryPoint(name="twin", value=module, group="raw")
+        for module in ("types", "string")
+    ]
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: twins)
+    with pytest.raises(PluginConflict) as caught:
+        host.load_entry_points()
+    assert caught.value.message == (
+        "two plug-ins are named 'twin': types (from unknown distribution) and"
+        " string (from unknown distribution)"
+    )
+
+
+def test_loading_the_plugins_reads_no_distributions_metadata() -> None:
+    """Where a plug-in comes from (its distribution's name and version, which Python reads
+    by parsing the distribution's metadata) is written out only in an error message."""
+    code = (
+        "import sys\n"
+        "from raw_core.plugins import PluginHost\n"
+        "host = PluginHost()\n"
+        "host.load_entry_points()\n"
+        "assert 'builtin' in host.plugin_names()\n"
+        "print('email.parser' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "False"
 
 
 def test_the_builtin_plugin_is_installed_under_its_name() -> None:

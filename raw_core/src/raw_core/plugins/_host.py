@@ -73,7 +73,7 @@ class PluginHost:
     def __init__(self) -> None:
         self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self._manager.add_hookspecs(hookspecs)
-        self._origins: dict[str, str] = {}
+        self._origins: dict[str, str | _EntryPointOrigin] = {}
         self._tool_folders: dict[str, dict[str, ToolFolder]] | None = None
         self._providers: dict[str, ProviderRecord] | None = None
         self._tool_sources: dict[str, ToolSourceRecord] | None = None
@@ -115,7 +115,9 @@ class PluginHost:
         Raises :class:`PluginConflict` when the name is reserved or taken, and
         :class:`PluginInvalid` when it is not a valid name or pluggy refuses the plug-in.
         """
-        where = origin or repr(plugin)
+        self._register(plugin, name, origin or repr(plugin))
+
+    def _register(self, plugin: object, name: str, where: str | _EntryPointOrigin) -> None:
         if not SEGMENT_RE.fullmatch(name):
             raise PluginInvalid(
                 f"plug-in name {name!r} ({where}) must be lowercase letters, digits, _ and -,"
@@ -168,7 +170,7 @@ class PluginHost:
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Import and register every plug-in of the entry-point group."""
         for entry_point in importlib.metadata.entry_points(group=group):
-            origin = f"{entry_point.value} (from {_distribution(entry_point)})"
+            origin = _EntryPointOrigin(entry_point)
             if entry_point.name in self._origins:
                 raise PluginConflict(
                     f"two plug-ins are named {entry_point.name!r}:"
@@ -183,7 +185,7 @@ class PluginHost:
                     f" {type(exc).__name__}: {exc}",
                     plugin=entry_point.name,
                 ) from exc
-            self.register(plugin, name=entry_point.name, origin=origin)
+            self._register(plugin, entry_point.name, origin)
 
     def providers(self) -> dict[str, ProviderRecord]:
         """Provider name → :class:`raw_core.providers.contract.ProviderRecord`: raw_core's own
@@ -419,6 +421,18 @@ def _provider_records(host: PluginHost) -> dict[str, ProviderRecord]:
     return found
 
 
-def _distribution(entry_point: importlib.metadata.EntryPoint) -> str:
-    dist = entry_point.dist
-    return f"{dist.name} {dist.version}" if dist is not None else "unknown distribution"
+class _EntryPointOrigin:
+    """Where a plug-in loaded from an entry point comes from (``module (from dist
+    version)``), written out only when an error message says it: reading a
+    distribution's name and version parses its metadata, which loading the plug-ins at
+    every start of raw would otherwise pay for each of them."""
+
+    __slots__ = ("_entry_point",)
+
+    def __init__(self, entry_point: importlib.metadata.EntryPoint) -> None:
+        self._entry_point = entry_point
+
+    def __str__(self) -> str:
+        dist = self._entry_point.dist
+        found = f"{dist.name} {dist.version}" if dist is not None else "unknown distribution"
+        return f"{self._entry_point.value} (from {found})"
