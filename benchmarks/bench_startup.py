@@ -29,10 +29,16 @@ validators, and compiling RE2 patterns. What is left is raw's own: importing its
 and the plug-ins', reading the config, loading the tools.
 
 Run: ``uv run python benchmarks/bench_startup.py``.
+
+To see what a change did, ``--against DIR [DIR ...]`` measures the commands instead with
+each DIR (a source tree of raw, e.g. ``git archive REV | tar -x -C DIR``) first on
+``PYTHONPATH``, beside this tree, in the same rounds (bytecode cached), and says whether
+each command printed the same with every tree.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -262,8 +268,64 @@ def report(found: dict[str, dict[str, float]]) -> None:
     print_targets(targets(found))
 
 
+PACKAGES = (
+    "raw_core",
+    "raw_builtin_tools",
+    "raw_providers",
+    "raw_store_postgres",
+    "raw_mcp",
+    "raw_acp",
+    "raw_dashboard",
+)
+"""The distributions of a source tree, each under ``<tree>/<name>/src``."""
+
+
+def compare(trees: list[Path], rounds: int = ROUNDS) -> None:
+    """Print each command's median CPU ms (bytecode cached) with each of ``trees`` first on
+    ``PYTHONPATH`` and with this tree, one of each per round, and whether each command's
+    output was the same with every tree."""
+    with tempfile.TemporaryDirectory() as temp:
+        root = Path(temp)
+        listed = commands(_project(root / "project"))
+        base = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "PYTHONPATH")
+        }
+        base["XDG_STATE_HOME"] = str(root / "state")
+        envs = {"this tree": base}
+        for tree in trees:
+            path = os.pathsep.join(str(tree.resolve() / name / "src") for name in PACKAGES)
+            envs[str(tree)] = dict(base, PYTHONPATH=path)
+        same: dict[str, bool] = {}
+        for name, command in listed.items():  # the bytecode cache written; outputs compared
+            outputs = set()
+            for env in envs.values():
+                run = subprocess.run(command, env=env, cwd=root, capture_output=True, check=True)
+                outputs.add(run.stdout)
+            same[name] = len(outputs) == 1
+        times: dict[tuple[str, str], list[float]] = {}
+        for _ in range(rounds):
+            for name, command in listed.items():
+                for label, env in envs.items():
+                    times.setdefault((label, name), []).append(_cpu_ms(command, env, root))
+    print(f"CPU ms per process, median of {rounds} rounds, bytecode cached")
+    print("| command | " + " | ".join(envs) + " | same output |")
+    print("| --- |" + " --- |" * (len(envs) + 1))
+    for name in listed:
+        medians = [statistics.median(times[(label, name)]) for label in envs]
+        row = " | ".join(f"{ms:.1f}" for ms in medians)
+        print(f"| {name} | {row} | {'yes' if same[name] else 'NO'} |")
+
+
 def main() -> None:
-    report(measure())
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--against", nargs="+", type=Path, metavar="DIR", default=[])
+    options = parser.parse_args()
+    if options.against:
+        compare(options.against)
+    else:
+        report(measure())
 
 
 if __name__ == "__main__":
