@@ -4,8 +4,9 @@ Bottom to top:
 
 1. foundation: the top-level modules ``errors``, ``frozen``, ``_json``, ``_convert``,
    ``_field_error``, ``_re2`` (the RE2 facade: tools' schemas and policy rules both
-   compile patterns) and ``_identity`` (the tool-identity grammar: the config checks
-   ``tools.use`` against it);
+   compile patterns), ``_names`` (the grammar of one name segment and the reserved
+   prefixes: the plug-in host checks plug-in names against it) and ``_identity`` (the
+   tool-identity grammar: the config checks ``tools.use`` against it);
 2. ``sessions``: the conversation's records, the backend protocol and the SQLite store
    (they import nothing of raw above the foundation, and the plug-in host registers
    session backends);
@@ -36,7 +37,17 @@ from tests.contracts.test_import_rules import imported_modules, module_name
 ROOT = Path(raw_core.__file__).parent
 
 FOUNDATION = frozenset(
-    {"errors", "frozen", "_json", "_convert", "_field_error", "_re2", "_identity", "_lazy"}
+    {
+        "errors",
+        "frozen",
+        "_json",
+        "_convert",
+        "_field_error",
+        "_re2",
+        "_names",
+        "_identity",
+        "_lazy",
+    }
 )
 
 LAYERS = (

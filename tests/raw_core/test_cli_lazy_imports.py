@@ -130,6 +130,14 @@ def test_help_loads_the_plugins_but_imports_none_of_their_records(tmp_path: Path
     assert not loaded & {"fastjsonschema", "re2", "cattrs", "anyio", "webbrowser"}
 
 
+def test_help_checks_the_plugins_names_without_the_identity_record(tmp_path: Path) -> None:
+    """The host checks a plug-in's name against the name grammar alone: ``--help``
+    imports no tool-identity record, and no record library."""
+    _, loaded = _run_all(tmp_path, "--help")
+    assert "raw_core._names" in loaded
+    assert not loaded & {"raw_core._identity", "attrs", "attr"}
+
+
 def _imported_by(code: str) -> set[str]:
     """The modules a fresh interpreter has imported after running ``code``."""
     result = subprocess.run(

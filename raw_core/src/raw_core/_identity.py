@@ -14,10 +14,11 @@ from typing import Final
 
 import attrs
 
+from raw_core._names import RESERVED_SOURCES
+from raw_core._names import SEGMENT_RE as SEGMENT_RE
+
 __all__ = ["RESERVED_SOURCES", "ToolIdentity", "parse_identity"]
 
-RESERVED_SOURCES: Final = frozenset({"local", "agent", "pkg", "mcp"})
-SEGMENT_RE: Final = re.compile(r"[a-z][a-z0-9_-]*")
 _MCP_TOOL_RE: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 
 import pluggy
 
-from raw_core._identity import RESERVED_SOURCES, SEGMENT_RE
+from raw_core._names import RESERVED_SOURCES, SEGMENT_RE
 from raw_core.errors import PluginConflict, PluginInvalid
 from raw_core.plugins import hookspecs
 
