@@ -6,6 +6,7 @@ its sessions on the server."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -17,11 +18,13 @@ import pytest
 from raw_core import Reply, ScriptedProvider
 from raw_core.app import App
 from raw_core.config import load_config
-from raw_core.errors import ConfigInvalid
+from raw_core.errors import ConfigInvalid, VarNotSelected
 from raw_core.plugins import PluginHost
 from raw_store_postgres import PostgresBackend, PostgresOptions, parse_options
 from raw_store_postgres import plugin as postgres_plugin
+from raw_store_postgres.config import resolve_dsn
 from raw_store_postgres.testing import ThrowawayServer
+from tests.conftest import raw_script
 
 GOOD = {"type": "postgres", "dsn": {"env": "RAW_TEST_PG_DSN"}}
 
@@ -195,3 +198,58 @@ def test_the_config_examples_of_the_scale_out_page_are_valid(tmp_path: Path) -> 
         loaded = load_config(path, host=postgres_host())
         assert loaded.sessions.backend.type == "postgres"
         parse_options(loaded.sessions.backend.options)
+
+
+def run_raw(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.update(
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        HOME=str(tmp_path / "home"),
+    )
+    return subprocess.run(
+        [raw_script(), *args],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+def test_a_dsn_naming_an_undefined_variable_is_refused_by_validate_and_every_command(
+    tmp_path: Path,
+) -> None:
+    path = write_project(tmp_path / "p", {"type": "postgres", "dsn": {"var": "NOPE"}})
+    checked = run_raw(tmp_path, "config", "validate", "--json", "--config", str(path))
+    assert checked.returncode == 2, checked.stdout
+    report = json.loads(checked.stdout)
+    assert [(p["code"], p["field"]) for p in report["problems"]] == [
+        ("config_invalid", "$.sessions.backend.dsn.var")
+    ]
+    assert "'NOPE' is not defined in vars" in report["problems"][0]["message"]
+    listed = run_raw(tmp_path, "sessions", "list", "--config", str(path))
+    assert listed.returncode == 2
+    assert "config_invalid" in listed.stderr
+    assert "$.sessions.backend.dsn.var" in listed.stderr
+    assert "var_not_selected" not in listed.stderr
+    assert "Traceback" not in listed.stderr + checked.stderr
+
+
+def test_a_dsn_variable_defined_in_vars_passes_the_check(tmp_path: Path) -> None:
+    team_db = {"description": "the team's database", "from": {"env": "RAW_TEST_PG_DSN"}}
+    path = write_project(
+        tmp_path, {"type": "postgres", "dsn": {"var": "TEAM_DB"}}, vars={"TEAM_DB": team_db}
+    )
+    assert load_config(path, host=postgres_host()).sessions.backend.type == "postgres"
+
+
+def test_resolving_an_undefined_dsn_variable_names_the_field() -> None:
+    def resolve(name: str) -> str:
+        raise VarNotSelected(f"no variable named {name!r} is defined", var=name)
+
+    with pytest.raises(ConfigInvalid) as raised:
+        resolve_dsn(PostgresOptions(dsn_var="NOPE"), resolve_var=resolve)
+    assert raised.value.field == "$.sessions.backend.dsn.var"

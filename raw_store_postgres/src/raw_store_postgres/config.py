@@ -3,8 +3,9 @@
 ``{"type": "postgres", "dsn": {"env": "NAME"} | {"var": "NAME"}, "pool_size": 4,
 "statement_timeout_ms": 30000, "connect_timeout_ms": 10000}``: only ``dsn`` is required.
 The connection string may hold a password, so it is never written in the config itself:
-it comes from an environment variable or a config variable (``vars``), read when the
-backend is opened. Every key is checked; an unknown one is ``config_invalid`` naming it.
+it comes from an environment variable or a config variable (``vars``, which must define
+it: checked when the config is loaded), read when the backend is opened. Every key is
+checked; an unknown one is ``config_invalid`` naming it.
 
 This module imports nothing of psycopg (the plug-in is loaded at every start of raw).
 """
@@ -17,13 +18,20 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from raw_core.errors import ConfigInvalid
+from raw_core.errors import ConfigInvalid, VarNotSelected
 from raw_core.sessions.backend import SessionBackendRecord
 
 if TYPE_CHECKING:
     from raw_store_postgres.backend import PostgresBackend
 
-__all__ = ["POSTGRES_BACKEND", "PostgresOptions", "parse_options", "resolve_dsn", "validate_config"]
+__all__ = [
+    "POSTGRES_BACKEND",
+    "PostgresOptions",
+    "parse_options",
+    "read_variables",
+    "resolve_dsn",
+    "validate_config",
+]
 
 _LIMITS: Final = {
     "pool_size": (1, 100, "connections"),
@@ -121,6 +129,13 @@ def validate_config(options: Mapping[str, Any], field: str) -> None:
     parse_options(options, field)
 
 
+def read_variables(options: Mapping[str, Any], field: str) -> dict[str, str]:
+    """The record's ``variables``: the config variable the (valid) options read the
+    connection string from, by its field, so that raw checks it is defined in ``vars``."""
+    var = parse_options(options, field).dsn_var
+    return {f"{field}.dsn.var": var} if var is not None else {}
+
+
 def resolve_dsn(
     options: PostgresOptions,
     *,
@@ -148,7 +163,14 @@ def resolve_dsn(
             field=f"{field}.var",
             var=options.dsn_var,
         )
-    value = resolve_var(options.dsn_var)
+    try:
+        value = resolve_var(options.dsn_var)
+    except VarNotSelected:
+        raise ConfigInvalid(
+            f"variable {options.dsn_var!r} is not defined in vars",
+            field=f"{field}.var",
+            var=options.dsn_var,
+        ) from None
     if not value:
         raise ConfigInvalid(
             f"the variable {options.dsn_var} holding the connection string is empty",
@@ -180,6 +202,9 @@ async def open_backend(
 
 
 POSTGRES_BACKEND: Final = SessionBackendRecord(
-    name="postgres", factory=open_backend, validate_config=validate_config
+    name="postgres",
+    factory=open_backend,
+    validate_config=validate_config,
+    variables=read_variables,
 )
 """The backend record the ``postgres`` plug-in registers."""

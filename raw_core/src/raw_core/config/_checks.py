@@ -123,8 +123,15 @@ class PluginRecords(Protocol):
     ) -> str: ...
 
 
-def backend_problems(backend: BackendConfig, host: PluginRecords | None) -> list[FieldProblem]:
-    """``sessions.backend``: SQLite's options here, a plug-in backend's by its record."""
+def backend_problems(
+    backend: BackendConfig,
+    host: PluginRecords | None,
+    variables: frozenset[str] = frozenset(),
+) -> list[FieldProblem]:
+    """``sessions.backend``: SQLite's options here, a plug-in backend's by its record,
+    and the config variables a plug-in backend reads (each must be one of ``variables``,
+    the names ``vars`` defines): every check the backend would make when it opens, bar
+    reading the values."""
     base = "$.sessions.backend"
     if backend.type == "sqlite":
         takes = ", ".join(sorted(SQLITE_OPTIONS))
@@ -156,11 +163,17 @@ def backend_problems(backend: BackendConfig, host: PluginRecords | None) -> list
                 message=f"no session backend named {backend.type!r} (available: {available})",
             )
         ]
-    if record.validate_config is None:
-        return []
     problems: list[FieldProblem] = []
     owner = host.registered_by("session_backend", backend.type)
-    validated(record.validate_config, backend.options, base, plugin=owner, problems=problems)
+    if record.validate_config is not None:
+        validated(record.validate_config, backend.options, base, plugin=owner, problems=problems)
+    if record.variables is not None and not problems:
+        read = validated(record.variables, backend.options, base, plugin=owner, problems=problems)
+        problems += [
+            FieldProblem(path=path, message=f"variable {name!r} is not defined in vars")
+            for path, name in (read or {}).items()
+            if name not in variables
+        ]
     return problems
 
 

@@ -403,7 +403,11 @@ def parse_config(
     problems = (
         problems
         + value_problems(parsed)
-        + backend_problems(parsed.sessions.backend, host)
+        + backend_problems(
+            parsed.sessions.backend,
+            host,
+            frozenset(parsed.vars) | (frozenset(lower.vars) if lower is not None else frozenset()),
+        )
         + reference_problems(
             parsed,
             models=lower.models if lower is not None else None,

@@ -280,8 +280,13 @@ class SessionBackendRecord:
     ``resolve_var(name)`` reads a config variable (a connection string given as
     ``{"var": "NAME"}``, say). A factory should take further keyword arguments
     (``**kwargs``) and ignore them, so later ones do not break it.
+
+    ``variables(options, field)`` names the config variables valid options read, as
+    ``{field path: variable name}``: raw checks each against ``vars`` when it loads the
+    config (``config_invalid`` at that path), as it checks a model's ``api_key``.
     """
 
     name: str
     factory: Callable[..., Awaitable[SessionBackend]]
     validate_config: Callable[[Mapping[str, Any], str], None] | None = None
+    variables: Callable[[Mapping[str, Any], str], Mapping[str, str]] | None = None
