@@ -22,6 +22,7 @@ from raw_core.config import (
 from raw_core.errors import ConfigInvalid, ConfigNotFound, PluginConflict, PluginInvalid
 from raw_core.plugins import PluginHost
 from raw_core.sessions.backend import SessionBackendRecord
+from raw_core.sessions.sqlite.record import validate_config as validate_sqlite_options
 
 
 def agent(**fields: Any) -> dict[str, Any]:
@@ -644,9 +645,11 @@ def test_section_records_are_typed(host: PluginHost) -> None:
 def test_the_backend_defaults_to_sqlite() -> None:
     backend = parse_config(config()).sessions.backend
     assert backend == BackendConfig(type="sqlite", options={})
-    backend = parse_config(config(sessions={"backend": {"directory": "sessions"}})).sessions.backend
+    backend = parse_config(config(sessions={"backend": {"directory": "/srv/raw"}})).sessions.backend
     assert backend.type == "sqlite"
-    assert backend.options == {"directory": "sessions"}
+    assert backend.options == {"directory": "/srv/raw"}
+    home = parse_config(config(sessions={"backend": {"directory": "~/raw"}})).sessions.backend
+    assert home.options == {"directory": "~/raw"}
 
 
 @pytest.mark.parametrize(
@@ -654,6 +657,8 @@ def test_the_backend_defaults_to_sqlite() -> None:
     [
         ({"colour": "blue"}, "$.sessions.backend.colour"),
         ({"directory": 3}, "$.sessions.backend.directory"),
+        ({"directory": ""}, "$.sessions.backend.directory"),
+        ({"directory": "sessions"}, "$.sessions.backend.directory"),
         ({"type": 3}, "$.sessions.backend.type"),
         ("sqlite", "$.sessions.backend"),
     ],
@@ -662,6 +667,22 @@ def test_sqlite_backend_options_are_checked(backend: Any, path: str) -> None:
     with pytest.raises(ConfigInvalid) as caught:
         parse_config(config(sessions={"backend": backend}))
     assert caught.value.field == path
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"colour": "blue"}, {"directory": 3}, {"directory": ""}, {"directory": "rel/dir"}],
+)
+def test_loading_refuses_what_opening_the_sqlite_backend_refuses(options: Any) -> None:
+    """The config's check and the backend's own say the same, at the same field."""
+    with pytest.raises(ConfigInvalid) as at_open:
+        validate_sqlite_options(options, "$.sessions.backend")
+    with pytest.raises(ConfigInvalid) as at_load:
+        parse_config(config(sessions={"backend": options}))
+    assert (at_load.value.field, at_load.value.message) == (
+        at_open.value.field,
+        at_open.value.message,
+    )
 
 
 async def _open(**options: Any) -> Any:

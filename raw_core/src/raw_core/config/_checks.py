@@ -5,6 +5,8 @@ print them all at once; :func:`raw_core.config.parse_config` runs them.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
@@ -32,6 +34,7 @@ __all__ = [
     "backend_problems",
     "explain_unknown",
     "reference_problems",
+    "sqlite_problems",
     "validated",
     "value_problems",
 ]
@@ -134,23 +137,7 @@ def backend_problems(
     reading the values."""
     base = "$.sessions.backend"
     if backend.type == "sqlite":
-        takes = ", ".join(sorted(SQLITE_OPTIONS))
-        found = [
-            FieldProblem(
-                path=f"{base}.{key}", message=f"unknown field (the sqlite backend takes: {takes})"
-            )
-            for key in backend.options
-            if key not in SQLITE_OPTIONS
-        ]
-        directory = backend.options.get("directory", "")
-        if not isinstance(directory, str):
-            found.append(
-                FieldProblem(
-                    path=f"{base}.directory",
-                    message=f"expected a string, found {json_kind(directory)}",
-                )
-            )
-        return found
+        return sqlite_problems(backend.options, base)
     if host is None:
         return []
     records = host.session_backends()
@@ -175,6 +162,37 @@ def backend_problems(
             if name not in variables
         ]
     return problems
+
+
+def sqlite_problems(options: Mapping[str, Any], base: str) -> list[FieldProblem]:
+    """The ``sqlite`` backend's options: only ``directory``, a non-empty string naming an
+    absolute folder or one starting with ``~`` (the rule
+    :func:`raw_core.sessions.sqlite.record.validate_config` applies when it opens)."""
+    takes = ", ".join(sorted(SQLITE_OPTIONS))
+    found = [
+        FieldProblem(
+            path=f"{base}.{key}", message=f"unknown field (the sqlite backend takes: {takes})"
+        )
+        for key in options
+        if key not in SQLITE_OPTIONS
+    ]
+    if "directory" not in options:
+        return found
+    directory = options["directory"]
+    field = f"{base}.directory"
+    if not isinstance(directory, str) or not directory:
+        kind = "an empty string" if directory == "" else json_kind(directory)
+        message = f"expected the folder of the session store as a non-empty string, found {kind}"
+        found.append(FieldProblem(path=field, message=message))
+    elif not os.path.isabs(os.path.expanduser(directory)):
+        found.append(
+            FieldProblem(
+                path=field,
+                message="expected an absolute folder (or one starting with ~), found"
+                f" {json.dumps(directory, ensure_ascii=False)}",
+            )
+        )
+    return found
 
 
 def value_problems(parsed: _ConfigFile) -> list[FieldProblem]:

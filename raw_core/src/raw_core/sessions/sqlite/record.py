@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from raw_core._convert import json_kind
 from raw_core.errors import ConfigInvalid
 from raw_core.sessions.backend import SessionBackendRecord
 from raw_core.sessions.sqlite.backend import SqliteBackend
@@ -17,24 +19,27 @@ __all__ = ["SQLITE_BACKEND", "validate_config"]
 
 def validate_config(options: Mapping[str, Any], field: str) -> None:
     """Check the ``sessions.backend`` options of the SQLite backend: only ``directory``, an
-    absolute path or one starting with ``~`` (``type`` is the section's own key)."""
+    absolute path or one starting with ``~`` (``type`` is the section's own key). The
+    config makes the same checks when it is loaded
+    (:func:`raw_core.config._checks.sqlite_problems`), so that ``raw config validate``
+    reports what opening the backend would refuse."""
     for key, value in options.items():
         if key == "type":
             continue
         if key != "directory":
             raise ConfigInvalid(
-                f"expected only the option directory for the sqlite session backend, found {key!r}",
-                field=f"{field}.{key}",
+                "unknown field (the sqlite backend takes: directory)", field=f"{field}.{key}"
             )
         if not isinstance(value, str) or not value:
+            kind = "an empty string" if value == "" else json_kind(value)
             raise ConfigInvalid(
-                "expected the folder of the session store as a non-empty string, found "
-                f"{type(value).__name__ if not isinstance(value, str) else 'an empty one'}",
+                f"expected the folder of the session store as a non-empty string, found {kind}",
                 field=f"{field}.directory",
             )
         if not os.path.isabs(os.path.expanduser(value)):
             raise ConfigInvalid(
-                f"expected an absolute folder (or one starting with ~), found {value!r}",
+                "expected an absolute folder (or one starting with ~), found"
+                f" {json.dumps(value, ensure_ascii=False)}",
                 field=f"{field}.directory",
             )
 
