@@ -294,7 +294,7 @@ BAD += [
     ),
     pytest.param(
         {"agents": {"a": agent()}, "vars": {"9K": VAR}},
-        "$.vars['9K']",
+        '$.vars["9K"]',
         "variable name",
         id="var-bad-name",
     ),
@@ -748,3 +748,38 @@ def test_backend_records_are_typed(host: PluginHost) -> None:
     host.register(Claims(backends=("postgres",)), name="pg")
     with pytest.raises(PluginInvalid, match="SessionBackendRecord"):
         host.session_backends()
+
+
+@pytest.mark.parametrize(
+    ("data", "path", "says"),
+    [
+        pytest.param(
+            {"agents": {"a": {"tools": {"use": []}, "hooks": {"use": ["builtin/guard"]}}}},
+            "$.agents.a.hooks.use[0]",
+            'found "builtin/guard"',
+            id="hook-identity",
+        ),
+        pytest.param(
+            {
+                "agents": {"a": {"tools": {"use": []}}},
+                "sessions": {"backend": {"directory": ["a"]}},
+            },
+            "$.sessions.backend.directory",
+            "found an array",
+            id="frozen-array",
+        ),
+        pytest.param(
+            {"agents": {"a": {"tools": {"use": []}}}, "sessions": {"backend": {"directory": {}}}},
+            "$.sessions.backend.directory",
+            "found an object",
+            id="frozen-object",
+        ),
+    ],
+)
+def test_config_messages_quote_values_as_json(data: Any, path: str, says: str) -> None:
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(json.dumps(data))
+    assert caught.value.field == path
+    assert says in caught.value.message
+    for python in ("['", "('", "'builtin", "tuple", "dict", "FrozenDict", "<class"):
+        assert python not in caught.value.message

@@ -253,3 +253,18 @@ def test_resolving_an_undefined_dsn_variable_names_the_field() -> None:
     with pytest.raises(ConfigInvalid) as raised:
         resolve_dsn(PostgresOptions(dsn_var="NOPE"), resolve_var=resolve)
     assert raised.value.field == "$.sessions.backend.dsn.var"
+
+
+@pytest.mark.parametrize(
+    ("dsn", "says"),
+    [
+        ({"env": "A", "var": "B"}, 'found an object with the keys "env", "var"'),
+        ({}, "found an empty object"),
+    ],
+)
+def test_a_dsn_with_the_wrong_keys_names_them_as_json(dsn: dict[str, str], says: str) -> None:
+    with pytest.raises(ConfigInvalid) as raised:
+        parse_options({**GOOD, "dsn": dsn})
+    assert raised.value.field == "$.sessions.backend.dsn"
+    assert says in raised.value.message
+    assert "['" not in raised.value.message

@@ -63,9 +63,9 @@ def json_kind(value: Any) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):  # a frozen array is a tuple
         return "an array"
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "an object"
     return type(value).__name__
 

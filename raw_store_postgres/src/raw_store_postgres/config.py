@@ -12,6 +12,7 @@ This module imports nothing of psycopg (the plug-in is loaded at every start of 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -79,8 +80,12 @@ def _dsn_source(value: Any, field: str) -> tuple[str | None, str | None]:
             field=field,
         )
     if not isinstance(value, Mapping) or len(value) != 1 or next(iter(value)) not in ("env", "var"):
-        keys = sorted(value) if isinstance(value, Mapping) else None
-        found = f"an object with the keys {keys}" if keys is not None else _kind(value)
+        found = _kind(value)
+        if isinstance(value, Mapping) and value:
+            keys = ", ".join(json.dumps(str(key), ensure_ascii=False) for key in sorted(value))
+            found = f"an object with the keys {keys}"
+        elif isinstance(value, Mapping):
+            found = "an empty object"
         raise ConfigInvalid(
             f'expected {{"env": "NAME"}} or {{"var": "NAME"}} (exactly one key), found {found}',
             field=field,

@@ -298,7 +298,7 @@ def reference_problems(
         if not _VAR_NAME.fullmatch(name):
             found.append(
                 FieldProblem(
-                    path=f"$.vars[{name!r}]",
+                    path=f"$.vars[{json.dumps(name, ensure_ascii=False)}]",
                     message="expected a variable name (letters, digits"
                     " and _, not starting with a digit)",
                 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from raw_core._convert import FieldProblem
+from raw_core._convert import FieldProblem, json_text
 
 if TYPE_CHECKING:
     from raw_core.config._model import _ConfigFile
@@ -58,7 +58,7 @@ def hook_problems(parsed: _ConfigFile) -> list[FieldProblem]:
                         path=path,
                         message="expected a hook identity, agent/<folder> or local/<folder>"
                         " (lowercase letters, digits, _ and -, starting with a letter),"
-                        f" found {identity!r}",
+                        f" found {json_text(identity)}",
                     )
                 )
             elif identity in seen:
