@@ -375,6 +375,48 @@ async def test_every_block_of_the_catalog_is_accepted_and_others_are_panel_inval
     assert rejected[1]["error"]["field"] == "$.document.blocks[0].items[0].status"
 
 
+async def test_a_patch_that_cannot_be_applied_says_which_operation_in_json(
+    project: Project,
+) -> None:
+    def patch(*steps: dict[str, Any]) -> dict[str, Any]:
+        return {"via": "result", "panel": "plan", "body": {"op": "patch", "patch": list(steps)}}
+
+    item = "/blocks/0/items/0"
+    steps = [
+        {"panel": "plan", "body": replace("hi")},
+        patch({"op": "test", "path": f"{item}/text", "value": "nope"}),
+        patch(
+            {"op": "test", "path": f"{item}/text", "value": "hi"},
+            {"op": "remove", "path": "/blocks/4"},
+        ),
+        patch({"op": "add", "path": f"{item}/text/x", "value": 1}),
+    ]
+    async with project.app() as app:
+        _, (finished,) = await project.turn(app, [("board", {"steps": steps})])
+    rejected = [u["error"] for u in finished["panels"] if u["error"]]
+    assert [(e["code"], e["field"], e["message"]) for e in rejected] == [
+        (
+            "panel_invalid",
+            "$.patch[0]",
+            f'patch operation 0 (test at "{item}/text") cannot be applied:'
+            ' expected "nope", found "hi"',
+        ),
+        (
+            "panel_invalid",
+            "$.patch[1]",
+            'patch operation 1 (remove at "/blocks/4") cannot be applied: nothing at "/blocks/4"',
+        ),
+        (
+            "panel_invalid",
+            "$.patch[0]",
+            f'patch operation 0 (add at "{item}/text/x") cannot be applied:'
+            f' "{item}/text" holds a string, not an object or an array',
+        ),
+    ]
+    assert "<class" not in note(finished)
+    assert 'expected "nope", found "hi"' in note(finished)
+
+
 # --- Limits -------------------------------------------------------------------------------
 
 

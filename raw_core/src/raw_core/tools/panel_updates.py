@@ -15,6 +15,7 @@ from typing import Any, Final
 import jsonpatch
 import jsonpointer
 
+from raw_core._convert import json_kind, json_text
 from raw_core.errors import PanelInvalid
 from raw_core.sessions.records import document_json
 from raw_core.tools.panel_blocks import check_document
@@ -105,9 +106,122 @@ def checked_body(body: Any) -> dict[str, Any]:
 
 
 def patched_text(document: Any, patch: list[Any]) -> str:
-    """The checked JSON text of ``document`` (a fresh copy) once ``patch`` is applied."""
-    try:
-        patched = jsonpatch.apply_patch(document, patch, in_place=True)
-    except _PATCH_FAILURES as exc:
-        raise PanelInvalid(f"the patch cannot be applied: {exc}", field="$.patch") from None
-    return checked_text(patched)
+    """The checked JSON text of ``document`` (a fresh copy) once ``patch`` is applied.
+
+    Each operation is checked against the document as the ones before it left it, so that
+    a refusal names the operation (``$.patch[i]``), its path, and what it expected beside
+    what the document holds, in JSON."""
+    for index, step in enumerate(patch):
+        reason = _step_problem(step, document)
+        if reason is None:
+            try:
+                document = jsonpatch.JsonPatch([step]).apply(document, in_place=True)
+            except _PATCH_FAILURES:
+                reason = "it does not fit the document"
+        if reason is not None:
+            raise PanelInvalid(
+                f"patch operation {index}{_named(step)} cannot be applied: {reason}",
+                field=f"$.patch[{index}]",
+            )
+    return checked_text(document)
+
+
+_OPS: Final = ("add", "remove", "replace", "move", "copy", "test")
+_MISSING: Final = object()
+
+
+def _named(step: Mapping[str, Any]) -> str:
+    """`` (replace at "/blocks/0")``: the operation and its path, when they are sound."""
+    path = step.get("path")
+    if step["op"] in _OPS and isinstance(path, str):
+        return f" ({step['op']} at {json_text(path)})"
+    return ""
+
+
+def _step_problem(step: Mapping[str, Any], document: Any) -> str | None:
+    """Why one RFC 6902 operation cannot be applied to ``document``, or None."""
+    op = step["op"]
+    if op not in _OPS:
+        return f'"op" must be one of {json.dumps(list(_OPS))}, found {json_text(op)}'
+    keys = ("path", "from") if op in ("move", "copy") else ("path",)
+    for key in keys:
+        pointer = step.get(key)
+        if key not in step:
+            return f'{_article(op)} {op} operation needs "{key}", a JSON Pointer ("" or "/...")'
+        if not isinstance(pointer, str) or (pointer and not pointer.startswith("/")):
+            return f'"{key}" must be a JSON Pointer ("" or "/..."), found {json_text(pointer)}'
+    if op in ("add", "replace", "test") and "value" not in step:
+        return f'{_article(op)} {op} operation needs a "value"'
+    path: str = step["path"]
+    if op == "remove" and not path:
+        return "the document itself cannot be removed (close the panel instead)"
+    if op in ("move", "copy"):
+        source: str = step["from"]
+        if _resolved(document, source) is _MISSING:
+            return f"nothing at {json_text(source)} to {op}"
+        if op == "move" and path.startswith(f"{source}/"):
+            return f"{json_text(source)} cannot move into itself"
+    if op in ("remove", "replace", "test"):
+        found = _resolved(document, path)
+        if found is _MISSING:
+            return f"nothing at {json_text(path)}"
+        if op == "test" and found != step["value"]:
+            return f"expected {json_text(step['value'])}, found {json_text(found)}"
+        return None
+    return _add_problem(document, path)
+
+
+def _add_problem(document: Any, path: str) -> str | None:
+    """Why a value cannot be added at ``path``: a missing or scalar parent, or an array
+    index past its end."""
+    if not path:
+        return None
+    parent_path, _, token = path.rpartition("/")
+    parent = _resolved(document, parent_path)
+    where = json_text(parent_path) if parent_path else "the document"
+    if parent is _MISSING:
+        return f"nothing at {where} to add into"
+    if isinstance(parent, list):
+        index = _index(token)
+        if token != "-" and (index is None or index > len(parent)):
+            return (
+                f"{where} is an array of {len(parent)} item{'' if len(parent) == 1 else 's'}:"
+                f" an index from 0 to"
+                f' {len(parent)}, or "-" for its end, found {json_text(token)}'
+            )
+        return None
+    if not isinstance(parent, dict):
+        return f"{where} holds {json_kind(parent)}, not an object or an array"
+    return None
+
+
+def _article(op: str) -> str:
+    return "an" if op[0] in "aeiou" else "a"
+
+
+def _index(token: str) -> int | None:
+    """An array index as RFC 6901 writes it (digits, no leading zero), or None."""
+    if token.isascii() and token.isdigit() and (token == "0" or not token.startswith("0")):
+        return int(token)
+    return None
+
+
+def _resolved(document: Any, pointer: str) -> Any:
+    """The value at JSON Pointer ``pointer``, or :data:`_MISSING`."""
+    if not pointer:
+        return document
+    value = document
+    for raw in pointer[1:].split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict):
+            if token not in value:
+                return _MISSING
+            value = value[token]
+        elif isinstance(value, list):
+            index = _index(token)
+            if index is None or index >= len(value):
+                return _MISSING
+            value = value[index]
+        else:
+            return _MISSING
+    return value
