@@ -268,3 +268,17 @@ def test_a_dsn_with_the_wrong_keys_names_them_as_json(dsn: dict[str, str], says:
     assert raised.value.field == "$.sessions.backend.dsn"
     assert says in raised.value.message
     assert "['" not in raised.value.message
+
+
+def test_a_project_variable_never_supplies_the_users_dsn(tmp_path: Path) -> None:
+    user = tmp_path / "config" / "raw" / "config.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(
+        json.dumps({"sessions": {"backend": {"type": "postgres", "dsn": {"var": "TEAM_DB"}}}})
+    )
+    team_db = {"description": "a project's database", "from": {"env": "RAW_TEST_PG_DSN"}}
+    project = write_project(tmp_path / "p", {"type": "sqlite"}, vars={"TEAM_DB": team_db})
+    checked = run_raw(tmp_path, "config", "validate", "--json", "--config", str(project))
+    assert checked.returncode == 2, checked.stdout
+    (problem,) = json.loads(checked.stdout)["problems"]
+    assert (problem["field"], problem["path"]) == ("$.sessions.backend.dsn.var", str(user))
