@@ -99,6 +99,20 @@ def project(tmp_path: Path) -> Project:
     return found
 
 
+def raw_run(project: Project, prompt: str) -> str:
+    """Run one turn with ``raw run``; the session's id."""
+    done = subprocess.run(
+        project.raw("run", "--config", str(project.config), "--cwd", str(project.work), prompt),
+        env=project.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr.strip().splitlines()[-1].removeprefix("session ")
+
+
 # --- acpx --------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from acp import Client, RequestError, spawn_agent_process, text_block
 from acp.schema import ClientCapabilities, RequestPermissionResponse
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from tests.acp.conftest import Project
+from tests.acp.conftest import Project, raw_run
 
 pytestmark = pytest.mark.anyio
 
@@ -98,20 +98,6 @@ async def connected(
             await conn.initialize(protocol_version=1, client_capabilities=capabilities)
             yield conn
     assert "Traceback" not in log.read_text()
-
-
-def raw_run(project: Project, prompt: str) -> str:
-    """Run one turn with ``raw run``; the session's id."""
-    done = subprocess.run(
-        project.raw("run", "--config", str(project.config), "--cwd", str(project.work), prompt),
-        env=project.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stderr.strip().splitlines()[-1].removeprefix("session ")
 
 
 async def test_load_replays_a_session_run_in_the_terminal(project: Project) -> None:
@@ -383,6 +369,33 @@ async def test_a_client_that_disconnects_mid_turn_leaves_a_valid_session(
         answer = await conn.prompt(session_id=session_id, prompt=[text_block("again")])
     assert answer.stop_reason == "end_turn"
     assert client.updates[-1]["content"]["text"] == "Back again."
+
+
+async def test_a_turn_cancelled_by_the_end_of_input_still_sends_its_updates(
+    project: Project,
+) -> None:
+    project.write(SLEEP, use=["builtin/bash"])
+    async with pipes(project) as wire:
+        await _start_sleeping_turn(wire, project)
+        await wire.stdin.aclose()  # the input ends: the turn is cancelled, still answered
+        ended = await wire.answer(3)
+        assert ended["result"] == {"stopReason": "cancelled"}
+        with anyio.fail_after(30):
+            assert await wire.process.wait() == 0
+    shown = [json.loads(line) for line in wire.lines]
+    started = next(
+        i
+        for i, m in enumerate(shown)
+        if m.get("params", {}).get("update", {}).get("sessionUpdate") == "tool_call"
+    )
+    call_id = shown[started]["params"]["update"]["toolCallId"]
+    finished = [
+        m["params"]["update"]
+        for m in shown[started + 1 :]
+        if m.get("method") == "session/update"
+        and m["params"]["update"].get("toolCallId") == call_id
+    ]
+    assert [update["status"] for update in finished] == ["failed"], shown
 
 
 def test_stdout_is_protocol_only_when_the_config_is_bad(project: Project) -> None:

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.acp.conftest import Project
+from tests.acp.conftest import Project, raw_run
 
 
 def _requests(project: Project) -> str:
@@ -70,6 +70,58 @@ def test_input_and_output_can_be_regular_files(project: Project, tmp_path: Path)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     _assert_both_answered(answers.read_text())
+
+
+def test_a_load_piped_with_the_input_closed_at_once_replays_before_its_answer(
+    project: Project,
+) -> None:
+    project.write(
+        [
+            {
+                "text": "I'll read the note.",
+                "tool_calls": [
+                    {"name": "read_file", "arguments": {"files": [{"path": "notes.txt"}]}}
+                ],
+            },
+            {"text": "The note says to buy milk."},
+        ]
+    )
+    session_id = raw_run(project, "what does my note say?")
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/load",
+            "params": {"sessionId": session_id, "cwd": str(project.work), "mcpServers": []},
+        },
+    ]
+    done = subprocess.run(
+        project.acp_argv(),
+        env=project.env,
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    messages = [json.loads(line) for line in done.stdout.splitlines()]
+    answered = [i for i, m in enumerate(messages) if m.get("id") == 2 and "method" not in m]
+    assert len(answered) == 1, done.stdout
+    assert messages[answered[0]]["result"] == {}
+    replayed = [
+        m["params"]["update"]["sessionUpdate"]
+        for m in messages[: answered[0]]
+        if m.get("method") == "session/update"
+    ]
+    assert replayed == [
+        "user_message_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+    ], done.stdout
+    assert all(m.get("method") != "session/update" for m in messages[answered[0] :])
 
 
 def _refused(project: Project, *args: str, stdin: Any = None, input: str = "") -> str:

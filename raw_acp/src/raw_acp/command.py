@@ -80,7 +80,7 @@ async def serve(
         read_fd, write_fd, max_message_bytes=max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
     )
     async with anyio.create_task_group() as group:
-        server = RawAgent(app, group, agent=agent)
+        server = RawAgent(app, group, agent=agent, send=transport.send)
         # RawAgent has the methods raw supports; the SDK answers the others with
         # "method not found", so it is not the SDK's whole Agent protocol.
         connection = AgentSideConnection(

@@ -11,7 +11,7 @@ update so far (an approval, the end of a turn) waits for the outbox to drain fir
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -21,8 +21,10 @@ from acp.schema import (
     AgentMessageChunk,
     ElicitationFormSessionMode,
     PermissionOption,
+    SessionNotification,
     TextContentBlock,
 )
+from acp.utils import serialize_params
 
 from raw_acp import elicitation, updates
 from raw_core import (
@@ -73,10 +75,19 @@ class Outbox:
     Text that arrives while the previous update is still being sent is joined into one
     ``agent_message_chunk`` of up to :data:`MAX_JOINED` characters: a fast model's stream
     then costs fewer messages, and the client reads the same text in the same order.
+
+    With ``send`` (the wire's message writer) each update is written as a
+    ``session/update`` notification straight to the wire: the SDK's connection refuses
+    to send anything once the input has ended, yet the requests read before the end are
+    still answered, and each update of such a request must reach the client before its
+    answer. Without it (a client object in process) ``client.session_update`` is called.
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(
+        self, client: Any, send: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    ) -> None:
         self._client = client
+        self._send_message = send
         self._send, self._receive = anyio.create_memory_object_stream[
             tuple[str, Any] | _Text | anyio.Event
         ](float("inf"))
@@ -117,7 +128,13 @@ class Outbox:
 
     async def _deliver(self, session_id: str, update: Any) -> None:
         try:
-            await self._client.session_update(session_id=session_id, update=update)
+            if self._send_message is None:
+                await self._client.session_update(session_id=session_id, update=update)
+            else:
+                params = serialize_params(SessionNotification(session_id=session_id, update=update))
+                await self._send_message(
+                    {"jsonrpc": "2.0", "method": "session/update", "params": params}
+                )
             self.sent += 1
         except Exception as exc:  # the client is gone: the turn is being cancelled
             logger.debug("a session update was not sent: %s", exc)

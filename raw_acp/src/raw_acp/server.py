@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -100,8 +100,16 @@ class _Live:
 class RawAgent:
     """The ``acp.Agent`` that ``raw acp`` serves (see the module docstring)."""
 
-    def __init__(self, app: App, group: anyio.abc.TaskGroup, *, agent: str | None = None) -> None:
+    def __init__(
+        self,
+        app: App,
+        group: anyio.abc.TaskGroup,
+        *,
+        agent: str | None = None,
+        send: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    ) -> None:
         self.app = app
+        self._send = send
         self.agent_name = agent
         self._group = group
         self._client: Any = None
@@ -113,7 +121,7 @@ class RawAgent:
     def on_connect(self, conn: Any) -> None:
         """Keep the client's side of the connection; start sending updates."""
         self._client = conn
-        self.outbox = Outbox(conn)
+        self.outbox = Outbox(conn, self._send)
         self._group.start_soon(self.outbox.run, name="raw acp updates")
 
     # --- the protocol's methods ----------------------------------------------------------
@@ -209,7 +217,7 @@ class RawAgent:
             raise request_error(exc) from None
         finally:
             idle.set()
-        await self.outbox.drain()
+            await self.outbox.drain()  # every update of the turn goes before its answer
         if ended.reason == "error":
             error = ended.error or {}
             raise RequestError(
@@ -303,4 +311,6 @@ class RawAgent:
         for live in list(self._live.values()):
             live.closed.set()
         if self.outbox is not None:
+            with anyio.move_on_after(10):  # what is queued goes out before the wire closes
+                await self.outbox.drain()
             self.outbox.close()
