@@ -127,6 +127,28 @@ async def test_load_replays_a_session_run_in_the_terminal(project: Project) -> N
     assert last["content"]["text"] == "The note says to buy milk."
 
 
+async def test_a_new_session_is_titled_by_its_first_prompt(project: Project) -> None:
+    project.write([{"text": "One."}, {"text": "Two."}])
+    long = "word " * 30
+    async with connected(project, Recorder()) as conn:
+        session = await conn.new_session(cwd=str(project.work), mcp_servers=[])
+        first = [text_block("what does\n  my note say?"), text_block(long)]
+        await conn.prompt(session_id=session.session_id, prompt=first)
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("and then?")])
+        listed = await conn.list_sessions()
+    title = " ".join(("what does my note say? " + long).split())
+    assert [info.title for info in listed.sessions] == [title[:79] + "…"]
+    # A loaded session keeps the title it has.
+    project.write([{"text": "Three."}])
+    async with connected(project, Recorder()) as conn:
+        await conn.load_session(
+            cwd=str(project.work), session_id=session.session_id, mcp_servers=[]
+        )
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("once more")])
+        listed = await conn.list_sessions()
+    assert [info.title for info in listed.sessions] == [title[:79] + "…"]
+
+
 async def test_an_unknown_session_cannot_be_loaded(project: Project) -> None:
     async with connected(project, Recorder()) as conn:
         with pytest.raises(RequestError) as caught:

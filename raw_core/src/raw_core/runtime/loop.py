@@ -319,6 +319,12 @@ class Session:
             else None
         )
 
+    async def set_title(self, title: str) -> None:
+        """Name the session (what the session lists show); a front end that makes its
+        session before the first prompt titles it by that prompt. Not conversation
+        activity, so expiry is unaffected."""
+        await self._set_state(title=title)
+
     async def _set_state(self, **changes: Any) -> None:
         state = attrs.evolve(self._state, **changes)
         await self._writer.set_state(state)
