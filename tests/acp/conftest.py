@@ -113,6 +113,21 @@ def raw_run(project: Project, prompt: str) -> str:
     return done.stderr.strip().splitlines()[-1].removeprefix("session ")
 
 
+def shown_items(project: Project, session_id: str) -> list[dict[str, Any]]:
+    """The session's display items, as ``raw sessions show --json`` lists them."""
+    shown = subprocess.run(
+        project.raw("sessions", "show", session_id, "--json"),
+        env=project.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert shown.returncode == 0, shown.stderr
+    items: list[dict[str, Any]] = json.loads(shown.stdout)["items"]
+    return items
+
+
 # --- acpx --------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from acp import Client, RequestError, spawn_agent_process, text_block
 from acp.schema import ClientCapabilities, RequestPermissionResponse
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from tests.acp.conftest import Project, raw_run
+from tests.acp.conftest import Project, raw_run, shown_items
 
 pytestmark = pytest.mark.anyio
 
@@ -147,6 +147,30 @@ async def test_a_new_session_is_titled_by_its_first_prompt(project: Project) -> 
         await conn.prompt(session_id=session.session_id, prompt=[text_block("once more")])
         listed = await conn.list_sessions()
     assert [info.title for info in listed.sessions] == [title[:79] + "…"]
+
+
+async def test_an_empty_prompt_is_refused_and_runs_no_turn(project: Project) -> None:
+    project.write([{"text": "Answered."}])
+    async with connected(project, Recorder()) as conn:
+        session = await conn.new_session(cwd=str(project.work), mcp_servers=[])
+        for empty in ([], [text_block("")], [text_block("  \n\t "), text_block("")]):
+            with pytest.raises(RequestError) as caught:
+                await conn.prompt(session_id=session.session_id, prompt=empty)
+            assert caught.value.code == -32602
+            data = caught.value.data
+            assert isinstance(data, dict)
+            assert (data["code"], data["message"]) == ("usage_invalid", "the prompt is empty")
+            assert str(caught.value).startswith("usage_invalid: the prompt is empty")
+        # No turn ran: the model's one reply answers the first real prompt.
+        answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        assert answer.stop_reason == "end_turn"
+        listed = await conn.list_sessions()
+    assert [info.title for info in listed.sessions] == ["hi"]
+    shown = shown_items(project, session.session_id)
+    assert [(item["kind"], item["message"]["role"]) for item in shown] == [
+        ("message", "user"),
+        ("message", "assistant"),
+    ], shown
 
 
 async def test_an_unknown_session_cannot_be_loaded(project: Project) -> None:

@@ -43,7 +43,7 @@ from raw_acp.client_mcp import ClientServers, client_mcp_app
 from raw_acp.frontend import AcpFrontEnd, Outbox
 from raw_acp.history import replay
 from raw_core import App, RawError, Session
-from raw_core.errors import TurnInProgress
+from raw_core.errors import TurnInProgress, UsageInvalid
 
 __all__ = ["RawAgent", "prompt_text", "request_error", "session_title"]
 
@@ -217,9 +217,11 @@ class RawAgent:
         if not live.idle.is_set():
             busy = TurnInProgress(f"session {session_id} is running a turn", session_id=session_id)
             raise request_error(busy)
+        text = prompt_text(prompt)
+        if not text.strip():  # as the terminal refuses it: no turn, nothing changes
+            raise request_error(UsageInvalid("the prompt is empty", field="prompt"))
         if self.disconnected:  # read after the end of input: the turn is not started
             return PromptResponse(stop_reason="cancelled")
-        text = prompt_text(prompt)
         idle = live.idle = anyio.Event()
         try:
             if not live.titled:
