@@ -72,6 +72,38 @@ def test_input_and_output_can_be_regular_files(project: Project, tmp_path: Path)
     _assert_both_answered(answers.read_text())
 
 
+def _stored(project: Project) -> list[dict[str, Any]]:
+    """The sessions in the store, as ``raw sessions list --json`` lists them."""
+    listed = subprocess.run(
+        project.raw("sessions", "list", "--config", str(project.config), "--json"),
+        env=project.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert listed.returncode == 0, listed.stderr
+    found: list[dict[str, Any]] = json.loads(listed.stdout)
+    return found
+
+
+def test_a_new_session_that_gets_no_prompt_is_not_kept(project: Project) -> None:
+    # As raw chat left without a prompt keeps no session; one prompted is kept.
+    done = subprocess.run(
+        project.acp_argv(),
+        env=project.env,
+        input=_requests(project),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    _assert_both_answered(done.stdout)
+    assert _stored(project) == []
+    session_id = raw_run(project, "hello")
+    assert [info["id"] for info in _stored(project)] == [session_id]
+
+
 def test_a_load_piped_with_the_input_closed_at_once_replays_before_its_answer(
     project: Project,
 ) -> None:
