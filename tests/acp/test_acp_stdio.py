@@ -104,6 +104,45 @@ def test_a_new_session_that_gets_no_prompt_is_not_kept(project: Project) -> None
     assert [info["id"] for info in _stored(project)] == [session_id]
 
 
+def test_a_cwd_that_is_no_directory_is_refused_and_changes_nothing(project: Project) -> None:
+    session_id = raw_run(project, "hello")
+    missing = project.root / "no-such-folder"
+    a_file = project.work / "notes.txt"
+    requests = [
+        ("initialize", {"protocolVersion": 1}),
+        ("session/new", {"cwd": str(missing), "mcpServers": []}),
+        ("session/new", {"cwd": str(a_file), "mcpServers": []}),
+        ("session/load", {"sessionId": session_id, "cwd": str(missing), "mcpServers": []}),
+    ]
+    lines = [
+        {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
+        for number, (method, params) in enumerate(requests, 1)
+    ]
+    done = subprocess.run(
+        project.acp_argv(),
+        env=project.env,
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = _answers(done.stdout)
+    for request_id, path, why in (
+        (2, missing, "does not exist"),
+        (3, a_file, "is not a directory"),
+        (4, missing, "does not exist"),
+    ):
+        error = answers[request_id]["error"]
+        assert error["code"] == -32602, error
+        assert error["data"] == {"cwd": str(path), "message": f"cwd {str(path)!r} {why}"}
+    assert not missing.exists()
+    # Nothing was made, and the loaded session keeps its folder.
+    assert [(info["id"], info["cwd"]) for info in _stored(project)] == [
+        (session_id, str(project.work))
+    ]
+
+
 def test_a_load_piped_with_the_input_closed_at_once_replays_before_its_answer(
     project: Project,
 ) -> None:

@@ -254,6 +254,15 @@ class RawAgent:
             raise RequestError.invalid_params(
                 {"cwd": cwd, "message": "cwd must be an absolute path"}
             )
+        if not await anyio.Path(cwd).is_dir():  # refused before anything is made
+            missing = not await anyio.Path(cwd).exists()
+            raise RequestError.invalid_params(
+                {
+                    "cwd": cwd,
+                    "message": f"cwd {cwd!r} "
+                    + ("does not exist" if missing else "is not a directory"),
+                }
+            )
         servers = ClientServers.parse(mcp_servers, self.app.config)
         assert self.outbox is not None
         elicitation = self.client_capabilities.elicitation
