@@ -87,8 +87,11 @@ def _stored(project: Project) -> list[dict[str, Any]]:
     return found
 
 
-def test_a_new_session_that_gets_no_prompt_is_not_kept(project: Project) -> None:
-    # As raw chat left without a prompt keeps no session; one prompted is kept.
+def test_a_new_session_that_gets_no_prompt_is_kept_for_a_later_connection(
+    project: Project,
+) -> None:
+    # A client may create a session in one connection and prompt it in another
+    # (acpx sessions new, then acpx prompt): the session it was given must still exist.
     done = subprocess.run(
         project.acp_argv(),
         env=project.env,
@@ -99,9 +102,8 @@ def test_a_new_session_that_gets_no_prompt_is_not_kept(project: Project) -> None
     )
     assert done.returncode == 0, done.stderr
     _assert_both_answered(done.stdout)
-    assert _stored(project) == []
-    session_id = raw_run(project, "hello")
-    assert [info["id"] for info in _stored(project)] == [session_id]
+    created = _answers(done.stdout)[3]["result"]["sessionId"]
+    assert [info["id"] for info in _stored(project)] == [created]
 
 
 def test_a_cwd_that_is_no_directory_is_refused_and_changes_nothing(project: Project) -> None:

@@ -6,9 +6,7 @@ the connection ends. ``session/prompt`` runs a turn in it, ``session/cancel`` ca
 that turn as Ctrl-C does in the terminal, ``session/load`` replays any raw session's
 display history (one started with ``raw run`` too), ``session/list`` lists the store.
 When the client goes away, running turns are cancelled (finished results kept,
-unfinished calls recorded as cancelled) and the sessions closed, still valid. A session
-``session/new`` made is titled by its first prompt, and deleted when it got none (the
-terminal makes a chat's session by its first prompt; ACP must name it before).
+unfinished calls recorded as cancelled) and the sessions closed, still valid.
 """
 
 from __future__ import annotations
@@ -99,10 +97,9 @@ class _Live:
 
     session: Session
     front_end: AcpFrontEnd
-    prompted: bool
-    """Whether a prompt has come (a loaded session counts as prompted): the first prompt
-    of a new session titles it, and a new session left without one is deleted, as the
-    terminal makes a chat's session by its first prompt."""
+    titled: bool
+    """Whether the session has its title: a loaded one keeps its own, a new one is titled
+    by its first prompt, as the terminal titles a chat."""
     closed: anyio.Event = attrs.field(factory=anyio.Event)
     idle: anyio.Event = attrs.field(factory=anyio.Event)
 
@@ -227,9 +224,9 @@ class RawAgent:
             return PromptResponse(stop_reason="cancelled")
         idle = live.idle = anyio.Event()
         try:
-            if not live.prompted:
+            if not live.titled:
                 await live.session.set_title(session_title(text))
-                live.prompted = True
+                live.titled = True
             ended = await live.session.run_turn(text)
         except RawError as exc:  # a turn another front end runs, a store that failed
             raise request_error(exc) from None
@@ -289,11 +286,8 @@ class RawAgent:
         *,
         task_status: anyio.abc.TaskStatus[_Live],
     ) -> None:
-        """Hold one session open until the connection ends. A session ``session/new``
-        made that never got a prompt is deleted once closed, as ``raw chat`` left without
-        a prompt keeps no session."""
+        """Hold one session open until the connection ends."""
         started = False
-        live: _Live | None = None
         try:
             async with contextlib.AsyncExitStack() as stack:
                 app, agent = await stack.enter_async_context(
@@ -307,7 +301,7 @@ class RawAgent:
                     definition.name: definition.identity
                     for definition in session.agent.definitions()
                 }
-                live = _Live(session=session, front_end=front_end, prompted=session_id is not None)
+                live = _Live(session=session, front_end=front_end, titled=session_id is not None)
                 self._live[session.id] = live
                 started = True
                 task_status.started(live)
@@ -319,11 +313,6 @@ class RawAgent:
             if not started:
                 raise
             logger.exception("closing an ACP session failed")
-        if live is not None and not live.prompted:  # new, and no prompt ran a turn
-            try:
-                await self.app.delete_session(live.session.id)
-            except RawError as exc:  # another front end opened it meanwhile: it stays
-                logger.warning("an empty ACP session was not deleted: %s", exc)
 
     def disconnect(self) -> None:
         """The input has ended: cancel the running turns (each answers its prompt
