@@ -30,7 +30,8 @@ returns it):
   strings. An untyped field (``{}``), a field typed ``["string", "integer"]``, or an
   ``anyOf`` with an integer branch is refused.
 
-Evaluation never parses: a bound predicate holds one function generated for its path.
+Evaluation never parses: a bound predicate holds one function generated for its path
+(:mod:`raw_core.policy._accessors`).
 Any element matching means a match; an absent field, a value of another type, or a
 container of the wrong kind simply does not match. Evaluation never raises on JSON
 values, whatever their shape, and strings holding lone surrogates (which ``json.loads``
@@ -46,6 +47,13 @@ import attrs
 
 from raw_core._re2 import CompiledPattern, PatternError, compile_any, compile_pattern
 from raw_core.config import Predicate
+from raw_core.policy._accessors import (
+    MISSING,
+    chain_accessor,
+    compile_accessor,
+    compile_strings,
+    is_array,
+)
 from raw_core.policy._paths import (
     PathStep,
     PredicateError,
@@ -67,6 +75,7 @@ __all__ = [
     "bind_predicate",
     "chain_accessor",
     "compile_accessor",
+    "compile_strings",
     "format_path",
     "join_predicates",
     "parse_path",
@@ -120,151 +129,6 @@ class ToolShape:
         return cls(identity=identity, condition_sources=tuple(condition_sources), schemas=schemas)
 
 
-# --- evaluation ------------------------------------------------------------------------
-
-_MISSING: Final = object()
-
-TextTest = Callable[[str], bool]
-"""Whether a pattern matches anywhere in a string (``CompiledPattern.test``)."""
-
-
-def _leaf(test: TextTest) -> Callable[[Any], bool]:
-    def leaf(value: Any) -> bool:
-        return isinstance(value, str) and test(value)
-
-    return leaf
-
-
-def _name_step(name: str, following: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    def test(value: Any) -> bool:
-        if isinstance(value, (dict, Mapping)):  # dict first: the common case, checked fast
-            child = value.get(name, _MISSING)
-            return child is not _MISSING and following(child)
-        return False
-
-    return test
-
-
-def _is_array(value: Any) -> bool:
-    kind = type(value)
-    if kind is list or kind is tuple:
-        return True
-    return isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray)
-
-
-def _each_step(following: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    def test(value: Any) -> bool:
-        if _is_array(value):
-            for item in value:
-                if following(item):
-                    return True
-        return False
-
-    return test
-
-
-_GENERATED_STEPS: Final = 8
-"""Paths up to this many steps get one generated function; longer ones (rare) a chain of
-closures, so the generated code stays far inside Python's limits on nested blocks."""
-
-
-def compile_accessor(
-    steps: tuple[PathStep, ...], test: TextTest, required: tuple[str, ...] = ()
-) -> Callable[[Any], bool]:
-    """A function of a source value: does ``test`` accept any string at ``steps``?
-
-    Built once, as one generated function of nested loops and lookups (so evaluating a
-    path makes one Python call, plus one per string tested); it parses nothing and never
-    raises on a JSON value (dicts or other mappings, lists or tuples, scalars). The same
-    semantics as :func:`chain_accessor`, which builds it as one closure per step.
-
-    ``required`` (a pattern's :attr:`~raw_core._re2.CompiledPattern.required`): strings of
-    which ``test`` finds one in every text it accepts; a string holding none is passed
-    over without calling ``test``, which changes no answer.
-    """
-    if len(steps) > _GENERATED_STEPS:
-        return chain_accessor(steps, test, required)
-    return _generate(steps, test, required)
-
-
-def chain_accessor(
-    steps: tuple[PathStep, ...], test: TextTest, required: tuple[str, ...] = ()
-) -> Callable[[Any], bool]:
-    """:func:`compile_accessor` as one closure per step: for paths too long to generate,
-    and the reference the generated functions are tested against."""
-    if required:
-        searched = test
-
-        def test(text: str) -> bool:
-            return any(literal in text for literal in required) and searched(text)
-
-    accessor = _leaf(test)
-    for step in reversed(steps):
-        accessor = _each_step(accessor) if step is None else _name_step(step, accessor)
-    return accessor
-
-
-def _generate(
-    steps: tuple[PathStep, ...], test: TextTest, required: tuple[str, ...]
-) -> Callable[[Any], bool]:
-    """One function for ``steps``: a name step looks the name up in a dict (or another
-    mapping), a ``[*]`` step loops over a list (or tuple, or another sequence that is no
-    string or bytes), the leaf tests a string; any other value, or an absent name, falls
-    through to the next element, and the function answers ``False`` when none is left.
-
-    The names (and ``required``'s strings) are passed to the code as constants (``_n0``,
-    ``_r0``...), never written into it, so a name of any text is only ever data.
-    """
-    namespace: dict[str, Any] = {
-        "_MISSING": _MISSING,
-        "_Mapping": Mapping,
-        "_is_array": _is_array,
-        "_test": test,
-        "_str": str,
-        "_dict": dict,
-        "_list": list,
-        "_tuple": tuple,
-        "_isinstance": isinstance,
-        "_type": type,
-    }
-    lines = ["def accessor(v0):"]
-    indent = "    "
-    for index, step in enumerate(steps):
-        value, child = f"v{index}", f"v{index + 1}"
-        if step is None:
-            lines.append(
-                f"{indent}if _type({value}) is _list or _type({value}) is _tuple"
-                f" or _is_array({value}):"
-            )
-            lines.append(f"{indent}    for {child} in {value}:")
-            indent += "        "
-        else:
-            namespace[f"_n{index}"] = step
-            # dict first, by the C check that takes subclasses (the frozen arguments are
-            # one): the ABC check of Mapping is several times slower.
-            lines.append(
-                f"{indent}if _isinstance({value}, _dict) or _isinstance({value}, _Mapping):"
-            )
-            lines.append(f"{indent}    {child} = {value}.get(_n{index}, _MISSING)")
-            lines.append(f"{indent}    if {child} is not _MISSING:")
-            indent += "        "
-    leaf = f"v{len(steps)}"
-    condition = f"_isinstance({leaf}, _str)"
-    if required:
-        for index, literal in enumerate(required):
-            namespace[f"_r{index}"] = literal
-        condition += " and (" + " or ".join(f"_r{i} in {leaf}" for i in range(len(required)))
-        condition += ")"
-    lines.append(f"{indent}if {condition} and _test({leaf}):")
-    lines.append(f"{indent}    return True")
-    lines.append("    return False")
-    # Code built above from the path's shape alone, named after the path for tracebacks.
-    code = compile("\n".join(lines), f"<raw accessor {format_path(steps)}>", "exec")
-    exec(code, namespace)
-    accessor: Callable[[Any], bool] = namespace["accessor"]
-    return accessor
-
-
 def _walk(value: Any, steps: tuple[PathStep, ...]) -> list[tuple[str, Any]]:
     """Every value present at ``steps``, with its concrete path (``files[1].path``)."""
     frontier: list[tuple[str, Any]] = [("", value)]
@@ -272,11 +136,11 @@ def _walk(value: Any, steps: tuple[PathStep, ...]) -> list[tuple[str, Any]]:
         following: list[tuple[str, Any]] = []
         for where, node in frontier:
             if step is None:
-                if _is_array(node):
+                if is_array(node):
                     following.extend((f"{where}[{i}]", item) for i, item in enumerate(node))
             elif isinstance(node, Mapping):
-                child = node.get(step, _MISSING)
-                if child is not _MISSING:
+                child = node.get(step, MISSING)
+                if child is not MISSING:
                     following.append((f"{where}.{step}" if where else step, child))
         frontier = following
     return frontier
