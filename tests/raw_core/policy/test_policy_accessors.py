@@ -7,6 +7,7 @@ else does not match). On many random paths and values built to follow them — w
 kinds, absent names, strings where arrays belong, mappings and sequences that are no dict
 or list, the frozen arguments' dict — both give the same answer after testing the same
 strings in the same order (with ``required`` literals, the strings that hold one).
+``compile_strings`` lists exactly the strings the chain would test, in that order.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 from raw_core.frozen import FrozenDict
 from raw_core.policy._paths import PathStep
-from raw_core.policy.predicate import chain_accessor, compile_accessor
+from raw_core.policy.predicate import chain_accessor, compile_accessor, compile_strings
 
 NAMES = ["a", "b", "commands", 'it\'s "q"', "é", "__import__('os')", "\n", ""]
 
@@ -105,6 +106,16 @@ def recording(log: list[str]) -> Callable[[str], bool]:
     return test
 
 
+def listing(log: list[str]) -> Callable[[str], bool]:
+    """A test that accepts nothing, so an accessor hands it every string at its path."""
+
+    def test(text: str) -> bool:
+        log.append(text)
+        return False
+
+    return test
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_the_generated_accessor_agrees_with_the_chain_of_closures(seed: int) -> None:
     rng = random.Random(seed)
@@ -129,6 +140,24 @@ def test_the_generated_accessor_agrees_with_the_chain_of_closures(seed: int) -> 
     # both answers well exercised
     assert answers[True] > 200
     assert answers[False] > 200
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_strings_at_a_path_are_those_an_accessor_tests(seed: int) -> None:
+    rng = random.Random(seed)
+    found = 0
+    tested: list[str] = []
+    for _ in range(400):
+        steps = random_path(rng)
+        strings = compile_strings(steps)
+        every = chain_accessor(steps, listing(tested))
+        for _ in range(15):
+            value = value_for(rng, steps)
+            tested.clear()
+            assert not every(value)
+            assert strings(value) == tested, (steps, value)
+            found += len(tested)
+    assert found > 500  # many strings found, not only empty lists
 
 
 @pytest.mark.parametrize(
@@ -161,3 +190,5 @@ def test_a_long_path_is_answered_too() -> None:
         value = {"a": [value]}
     assert compile_accessor(steps, recording([]))(value)
     assert not compile_accessor(steps, recording([]))({"a": [{"a": "yes"}]})
+    assert compile_strings(steps)(value) == ["yes"]
+    assert compile_strings(steps)({"a": [{"a": "yes"}]}) == []

@@ -115,7 +115,12 @@ def compile_strings(steps: tuple[PathStep, ...]) -> Callable[[Any], list[str]]:
     if len(steps) > _GENERATED_STEPS:
         return lambda value: strings_at(value, steps)
     function: Callable[[Any], list[str]] = _generated(
-        steps, "strings", {}, ["found = []"], ["found.append({leaf})"], "found"
+        steps,
+        "strings",
+        {},
+        ["found = []"],
+        ["if _isinstance({leaf}, _str):", "    found.append({leaf})"],
+        "found",
     )
     return function
 

@@ -8,10 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from raw_core._re2 import CompiledPattern, PatternError, compile_any
 from raw_core.policy._records import ALLOW, Decision
 from raw_core.policy.predicate import BoundPredicate, join_predicates
 
-__all__ = ["Chain", "Step"]
+__all__ = ["Chain", "Step", "TextChain"]
+
+TextsTest = Callable[[Sequence[str]], bool]
+"""Whether a pattern matches any of the strings read at a path."""
 
 _PASSED: Final = (True,)
 """What the one joined test of a chain answered when it passed."""
@@ -95,3 +99,78 @@ class Chain:
             if test(effects if step.on_effects else arguments):
                 return step.decision
         return ALLOW
+
+    def on_texts(self) -> TextChain | None:
+        """The chain as a decision over the strings at the one path every conditional
+        rule of it reads (``None`` when they read more than one source or path)."""
+        predicates = [step.predicate for step in self.steps if step.predicate is not None]
+        if len({(p.source, p.steps) for p in predicates}) > 1:
+            return None
+        return TextChain(self.steps)
+
+
+def _any_text(pattern: CompiledPattern) -> TextsTest:
+    """Whether ``pattern`` matches any of a list of strings; a string holding none of its
+    required literals is passed over without calling RE2 (which changes no answer)."""
+    test = pattern.test
+    required = pattern.required
+    if len(required) == 1:
+        literal = required[0]
+
+        def any_text(texts: Sequence[str]) -> bool:
+            for text in texts:  # noqa: SIM110 - a loop: any() over a generator costs more
+                if literal in text and test(text):
+                    return True
+            return False
+
+        return any_text
+
+    def any_text_unfiltered(texts: Sequence[str]) -> bool:  # test() applies ``required``
+        for text in texts:  # noqa: SIM110 - as above
+            if test(text):
+                return True
+        return False
+
+    return any_text_unfiltered
+
+
+_GUARD_AT: Final = 2
+"""A chain on texts joins its patterns into one guard when at least this many have no
+required literal: each of those costs an RE2 search when it does not match, which the one
+guard saves; a pattern with a literal is passed over for the cost of a substring test."""
+
+
+class TextChain:
+    """A chain whose conditional rules all read one source at one path, decided from the
+    strings at that path (read once by the caller, who may hand them to several layers).
+
+    Tries the conditional steps last first, each on every string, then gives the chain's
+    last unconditional rule (or allow): what :meth:`Chain.decide` gives for the value the
+    strings were read from.
+    """
+
+    __slots__ = ("guard", "otherwise", "steps")
+
+    def __init__(self, steps: Sequence[Step]) -> None:
+        conditional = [s.predicate for s in steps if s.predicate is not None]
+        self.steps = tuple(
+            (s.decision, _any_text(s.predicate.pattern)) for s in steps if s.predicate is not None
+        )
+        self.otherwise = steps[-1].decision if steps and steps[-1].predicate is None else ALLOW
+        self.guard: TextsTest | None = None
+        if sum(not p.pattern.required for p in conditional) >= _GUARD_AT:
+            try:
+                joined = compile_any([p.predicate.regex for p in conditional])
+            except PatternError:
+                pass  # RE2 will not join them: each is tried alone
+            else:
+                self.guard = _any_text(joined)
+
+    def decide(self, texts: Sequence[str]) -> Decision:
+        guard = self.guard
+        if guard is not None and not guard(texts):
+            return self.otherwise
+        for decision, test in self.steps:
+            if test(texts):
+                return decision
+        return self.otherwise

@@ -295,6 +295,19 @@ class Policy:
             raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
         return chain.decide
 
+    def text_decider(self, identity: str) -> Callable[[Sequence[str]], Decision] | None:
+        """``decide`` for one tool from the strings its conditions read, when they all read
+        one source at one path: ``text_decider(identity)(texts)`` is ``decide(identity,
+        ...)`` for a call whose strings at that path are ``texts``
+        (:func:`~raw_core.policy.predicate.compile_strings`). For a caller that hands the
+        same strings to several rule sets (:class:`~raw_core.policy.FlooredPolicy`);
+        ``None`` when the conditions read more than one source or path."""
+        chain = self._chains.get(identity)
+        if chain is None:
+            raise ToolUnknown(f"{identity} is not a selected tool", tool=identity)
+        texts = chain.on_texts()
+        return texts.decide if texts is not None else None
+
     def explain(self, identity: str, arguments: Any, effects: Any = None) -> Explanation:
         """Every rule, matched or not and why, for one call; the verdict and deciding rule."""
         matching = set(self._matching_for(identity))

@@ -23,7 +23,7 @@ from raw_core.config import Effect, Floor
 from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
 from raw_core.policy._engine import Decision, Explanation, LintFinding, Policy, RuleExplanation
 from raw_core.policy.examples import ExampleResult
-from raw_core.policy.predicate import ToolShape, join_predicates
+from raw_core.policy.predicate import ToolShape, compile_strings, join_predicates
 
 if TYPE_CHECKING:
     from raw_core.tools.loader import LoadedTool
@@ -79,35 +79,58 @@ def _strictest(
 def _guarded(
     identity: str,
     agent: Policy,
-    floors: Sequence[Policy],
-    layered: Callable[[Any, Any], Decision],
+    floors: Sequence[tuple[Policy, int]],
 ) -> Callable[[Any, Any], Decision] | None:
     """One tool's decide with one pass for every layer, when every layer's conditional
     rules on the tool read the same source and path and RE2 joins all their patterns: a
     call none of them matches gets, at once, the strictest of each layer's verdict for
-    such a call (:meth:`~raw_core.policy.Policy.otherwise`); any other call is decided
-    layer by layer (``layered``). ``None`` when the rules do not allow it."""
-    layers = [agent, *floors]
+    such a call (:meth:`~raw_core.policy.Policy.otherwise`). Any other call has its
+    strings at that path read once, and each layer decides from them
+    (:meth:`~raw_core.policy.Policy.text_decider`), the floors as in :func:`_strictest`.
+    ``None`` when the rules do not allow it."""
+    layers = [agent, *(policy for policy, _most in floors)]
     predicates = [p for policy in layers for p in policy.conditions(identity)]
     if len(predicates) < 2 or len({(p.source, p.steps) for p in predicates}) != 1:
         return None
     joined = join_predicates(predicates)
     if sum(len(indexes) for _accessor, indexes in joined) != len(predicates):
         return None  # some pattern RE2 would not join: no single pass covers every layer
+    # Every layer's conditions read the one path checked above, so each has a text decider.
+    own = agent.text_decider(identity)
+    tighten: list[tuple[Callable[[Sequence[str]], Decision], int]] = []
+    for policy, most in floors:
+        decider = policy.text_decider(identity)
+        if decider is not None:
+            tighten.append((decider, most))
+    if own is None or len(tighten) != len(floors):  # pragma: no cover
+        return None
     otherwise = agent.otherwise(identity)
-    for policy in floors:
+    for policy in layers[1:]:
         found = policy.otherwise(identity)
         if _RANK[found.verdict] > _RANK[otherwise.verdict]:
             otherwise = found
     tests = tuple(accessor for accessor, _indexes in joined)
+    strings = compile_strings(predicates[0].steps)
     on_effects = predicates[0].source == "effects"
 
     def decide(arguments: Any, effects: Any) -> Decision:
         value = effects if on_effects else arguments
         for test in tests:
             if test(value):
-                return layered(arguments, effects)
-        return otherwise
+                break
+        else:
+            return otherwise
+        texts = strings(value)
+        decision = own(texts)
+        rank = _RANK[decision.verdict]
+        for floor, most in tighten:
+            if most <= rank:
+                continue
+            found = floor(texts)
+            stricter = _RANK[found.verdict]
+            if stricter > rank:
+                decision, rank = found, stricter
+        return decision
 
     return decide
 
@@ -133,22 +156,20 @@ class FlooredPolicy:
         self._deciders: dict[str, Callable[[Any, Any], Decision]] = {}
         self._hidden: dict[str, tuple[str, int]] = {}
         for identity in agent.identities:
-            tighten = []
-            asked = []
+            asked: list[tuple[Policy, int]] = []
             for _floor, policy in self._floors:
                 most = max(
                     (_RANK[policy.rules[i].effect] for i in policy.matching_rules(identity)),
                     default=0,
                 )
                 if most:
-                    tighten.append((policy.decider(identity), most))
-                    asked.append(policy)
+                    asked.append((policy, most))
             own = agent.decider(identity)
-            if not tighten:
+            if not asked:
                 self._deciders[identity] = own
                 continue
-            layered = _strictest(own, tuple(tighten))
-            self._deciders[identity] = _guarded(identity, agent, asked, layered) or layered
+            layered = _strictest(own, tuple((p.decider(identity), most) for p, most in asked))
+            self._deciders[identity] = _guarded(identity, agent, asked) or layered
             rule = agent.hidden.get(identity)
             if rule is not None:
                 self._hidden[identity] = ("agent", rule)
