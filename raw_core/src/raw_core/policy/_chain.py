@@ -14,9 +14,6 @@ from raw_core.policy.predicate import BoundPredicate, join_predicates
 
 __all__ = ["Chain", "Step", "TextChain"]
 
-TextsTest = Callable[[Sequence[str]], bool]
-"""Whether a pattern matches any of the strings read at a path."""
-
 _PASSED: Final = (True,)
 """What the one joined test of a chain answered when it passed."""
 
@@ -109,35 +106,16 @@ class Chain:
         return TextChain(self.steps)
 
 
-def _any_text(pattern: CompiledPattern) -> TextsTest:
-    """Whether ``pattern`` matches any of a list of strings; a string holding none of its
-    required literals is passed over without calling RE2 (which changes no answer)."""
-    test = pattern.test
-    required = pattern.required
-    if len(required) == 1:
-        literal = required[0]
-
-        def any_text(texts: Sequence[str]) -> bool:
-            for text in texts:  # noqa: SIM110 - a loop: any() over a generator costs more
-                if literal in text and test(text):
-                    return True
-            return False
-
-        return any_text
-
-    def any_text_unfiltered(texts: Sequence[str]) -> bool:  # test() applies ``required``
-        for text in texts:  # noqa: SIM110 - as above
-            if test(text):
-                return True
-        return False
-
-    return any_text_unfiltered
-
-
 _GUARD_AT: Final = 2
 """A chain on texts joins its patterns into one guard when at least this many have no
 required literal: each of those costs an RE2 search when it does not match, which the one
 guard saves; a pattern with a literal is passed over for the cost of a substring test."""
+
+
+def _literal(pattern: CompiledPattern) -> str:
+    """A string every match of ``pattern`` contains (``""`` when none is known)."""
+    required = pattern.required
+    return required[0] if len(required) == 1 else ""
 
 
 class TextChain:
@@ -146,31 +124,39 @@ class TextChain:
 
     Tries the conditional steps last first, each on every string, then gives the chain's
     last unconditional rule (or allow): what :meth:`Chain.decide` gives for the value the
-    strings were read from.
+    strings were read from. A step passes over a string that lacks its pattern's required
+    literal without calling RE2 (``""`` when it has none: every string holds it), which
+    changes no answer.
     """
 
     __slots__ = ("guard", "otherwise", "steps")
 
     def __init__(self, steps: Sequence[Step]) -> None:
-        conditional = [s.predicate for s in steps if s.predicate is not None]
+        patterns = [s.predicate.pattern for s in steps if s.predicate is not None]
         self.steps = tuple(
-            (s.decision, _any_text(s.predicate.pattern)) for s in steps if s.predicate is not None
+            (s.decision, _literal(s.predicate.pattern), s.predicate.pattern.test)
+            for s in steps
+            if s.predicate is not None
         )
         self.otherwise = steps[-1].decision if steps and steps[-1].predicate is None else ALLOW
-        self.guard: TextsTest | None = None
-        if sum(not p.pattern.required for p in conditional) >= _GUARD_AT:
+        self.guard: Callable[[str], bool] | None = None
+        """One joined test of every step's pattern, when it saves RE2 searches."""
+        if sum(not pattern.required for pattern in patterns) >= _GUARD_AT:
             try:
-                joined = compile_any([p.predicate.regex for p in conditional])
+                self.guard = compile_any([pattern.pattern for pattern in patterns]).test
             except PatternError:
                 pass  # RE2 will not join them: each is tried alone
-            else:
-                self.guard = _any_text(joined)
 
     def decide(self, texts: Sequence[str]) -> Decision:
         guard = self.guard
-        if guard is not None and not guard(texts):
-            return self.otherwise
-        for decision, test in self.steps:
-            if test(texts):
-                return decision
+        if guard is not None:
+            for text in texts:
+                if guard(text):
+                    break
+            else:
+                return self.otherwise
+        for decision, literal, test in self.steps:
+            for text in texts:
+                if literal in text and test(text):
+                    return decision
         return self.otherwise
