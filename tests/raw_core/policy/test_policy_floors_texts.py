@@ -185,3 +185,47 @@ def _draw(rng: random.Random) -> tuple[tuple[Rule, ...], list[tuple[str, tuple[R
     floors = [(layer, some_rules(4)) for layer in layers]
     arguments = {"commands": [{"command": text()} for _ in range(rng.randint(0, 3))]}
     return some_rules(14), floors, arguments
+
+
+class Counting(dict[str, Any]):
+    """Arguments that count how often a path step looks ``commands`` up."""
+
+    reads = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key == "commands":
+            Counting.reads += 1
+        return super().get(key, default)
+
+
+def _when(regex: str) -> Predicate:
+    return Predicate(source="arguments", any="commands[*].command", regex=regex)
+
+
+def test_a_matching_call_is_read_twice_whatever_the_layers() -> None:
+    """The joined test reads the call once; when it matches, the strings are read once
+    more and every layer decides from them, however many conditions each layer has."""
+    agent_rules = [Rule(match="t/*", effect="allow")] + [
+        Rule(match="t/a", effect="ask", when=_when(regex))
+        for regex in (r"^git\s+push\b", "(?i)AB", "a|b", r"\brm\s")
+    ]
+    floors = [
+        Floor(
+            layer="user",
+            rules=(
+                Rule(match="t/a", effect="ask", when=_when(r"\bdd\s")),
+                Rule(match="t/a", effect="ask", when=_when("(?i)MKFS")),
+            ),
+        ),
+        Floor(layer="managed", rules=(Rule(match="t/a", effect="ask", when=_when("mkfs")),)),
+    ]
+    floored = bind_floors(Policy.bind(agent_rules, TOOLS), floors, TOOLS)
+    assert isinstance(floored, FlooredPolicy)
+    for text, layer in (("rm -rf build", "agent"), ("dd if=x", "user"), ("mkfs", "user")):
+        Counting.reads = 0
+        decision = floored.decide("t/a", Counting(commands=[{"command": text}]))
+        assert (decision.verdict, decision.layer) == ("ask", layer)
+        assert Counting.reads == 2, text
+    Counting.reads = 0
+    assert floored.decide("t/a", Counting(commands=[{"command": "ls"}])).verdict == "allow"
+    assert Counting.reads == 1
