@@ -1,7 +1,9 @@
 """A tool's decision chain: the rules that can decide its calls, last first, with the
 conditional rules that test the same strings joined into one RE2 pass, so that a call no
 rule's condition matches is decided by one test. :class:`~raw_core.policy._engine.Policy`
-builds one per selected tool when it is bound; deciding a call walks it."""
+builds one per selected tool when it is bound; deciding a call walks it. A
+:class:`TextChain` decides the same from the strings at the one path the rules read, for
+floors, which hand one reading of a call to every layer."""
 
 from __future__ import annotations
 
