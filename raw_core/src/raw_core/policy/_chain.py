@@ -157,6 +157,12 @@ class TextChain:
                     break
             else:
                 return self.otherwise
+        if len(texts) == 1:  # the common case (one command): no loop per step
+            text = texts[0]
+            for decision, literal, test in self.steps:
+                if literal in text and test(text):
+                    return decision
+            return self.otherwise
         for decision, literal, test in self.steps:
             for text in texts:
                 if literal in text and test(text):
