@@ -246,7 +246,68 @@ SYNTAX_ERRORS: list[Row] = [
     ("bash -c 'echo \"'", ["bash -c 'echo \"'", "[bash] echo"], ["unparsed"], [], True),
 ]
 
-ROWS = BYPASSES + LOOK_ALIKES + REDIRECTIONS + SYNTAX_ERRORS
+# Reserved words before a compound command, which the grammar alone misreads (it would
+# take `{`, `if` or `!` for the program and `rm` for a word).
+PREFIXES: list[Row] = [
+    ("time { rm a; }", ["time", "[time] rm a"], [], [], True),
+    ("time -p { rm a; }", ["time -p", "[time] rm a"], [], [], True),
+    ("time -p -- { rm a; }", ["time -p --", "[time] rm a"], [], [], True),
+    ("time if true; then rm a; fi", ["time", "[time] true", "[time] rm a"], [], [], True),
+    ("time for f in a b; do rm $f; done", ["time", "[time] rm $f"], ["dynamic_args"], [], True),
+    ("time while true; do rm a; done", ["time", "[time] true", "[time] rm a"], [], [], True),
+    ("time until false; do rm a; done", ["time", "[time] false", "[time] rm a"], [], [], True),
+    ("time case x in x) rm a;; esac", ["time", "[time] rm a"], [], [], True),
+    ("time select x in a; do rm a; done", ["time", "[time] rm a"], [], [], True),
+    ("time ! rm a", ["time", "[time] rm a"], [], [], True),
+    ("time ( rm a )", ["time", "[time] rm a"], [], [], True),
+    ("time {\nrm a\n}", ["time", "[time] rm a"], [], [], True),
+    ("time time { rm a; }", ["time", "[time] time", "[time,time] rm a"], [], [], True),
+    ("time { rm a; } | rm b", ["time", "[time] rm a", "[time] rm b"], [], [], True),
+    ("time { ls; } && rm b", ["time", "[time] ls", "rm b"], [], [], True),
+    ("coproc { rm a; }", ["coproc", "[coproc] rm a"], [], [], True),
+    ("coproc NAME { rm a; }", ["coproc NAME", "[coproc] rm a"], [], [], True),
+    ("coproc NAME ( rm a )", ["coproc NAME", "[coproc] rm a"], [], [], True),
+    (
+        "coproc while true; do rm a; done",
+        ["coproc", "[coproc] true", "[coproc] rm a"],
+        [],
+        [],
+        True,
+    ),
+    ("coproc ( rm a )", ["coproc", "[coproc] rm a"], [], [], True),
+    ("! ! rm a", ["rm a"], [], [], True),
+    ("! { rm a; }", ["rm a"], [], [], True),
+    ("! time { rm a; }", ["time", "[time] rm a"], [], [], True),
+    ("if ! { rm a; }; then ls; fi", ["rm a", "ls"], [], [], True),
+    (
+        "bash -c 'time { rm a; }'",
+        ["bash -c 'time { rm a; }'", "[bash] time", "[bash,time] rm a"],
+        [],
+        [],
+        True,
+    ),
+    (
+        "echo $(time { rm a; })",
+        ["echo '$(time { rm a; })'", "time", "[time] rm a"],
+        ["dynamic_args"],
+        [],
+        True,
+    ),
+    # Bash rejects these (`time` is no reserved word after an assignment; `{` is none after
+    # nohup): the `}` left over is a syntax error.
+    ("x=1 time { rm a; }", ["time { rm a", "[time] { rm a", "}"], ["unparsed"], [], True),
+    ("nohup { rm a; }", ["nohup { rm a", "[nohup] { rm a", "}"], ["unparsed"], [], True),
+    ("exec { rm a; }", ["exec { rm a", "[exec] { rm a", "}"], ["unparsed"], [], True),
+    ("echo time { x; }", ["echo time { x", "}"], ["unparsed"], [], True),
+    # Look-alikes.
+    ("time make", ["time make", "[time] make"], [], [], False),
+    ("time { make; }", ["time", "[time] make"], [], [], False),
+    ("coproc NAME make", ["coproc NAME make", "[coproc] NAME make"], [], [], False),
+    ('echo "time { rm a; }"', ["echo 'time { rm a; }'"], [], [], False),
+    ("if ! grep -q x f; then ls; fi", ["grep -q x f", "ls"], [], [], False),
+]
+
+ROWS = BYPASSES + LOOK_ALIKES + REDIRECTIONS + SYNTAX_ERRORS + PREFIXES
 
 
 def test_the_table_is_large_enough() -> None:

@@ -6,6 +6,9 @@ function bodies, ``if``/``for``/``while``/``case`` bodies and the scripts of ``b
 ``eval`` and the other :data:`~raw_builtin_tools.toolkit.COMMAND_WRAPPERS` — into the
 programs it names (:class:`Program`: the name as it would be looked up, the arguments
 after quote removal, the wrappers it runs under) and the files its redirections write.
+Where the grammar misreads Bash — ``time``, ``coproc`` or a second ``!`` before a command,
+which may be compound (``time { rm a; }``) — those reserved words are blanked out and the
+text is parsed again (:mod:`raw_builtin_tools.toolkit._shell_prefixes`).
 
 It is lexical, like every intended effect: it reads no file and runs nothing. A function
 body, or both branches of an ``if``, are listed whether or not they would run. What it
@@ -31,6 +34,7 @@ import threading
 import time
 from typing import Any, Final
 
+from raw_builtin_tools.toolkit._shell_prefixes import Wrappers, read_prefixes
 from raw_builtin_tools.toolkit.paths import normalize
 from raw_builtin_tools.toolkit.shell_records import (
     COMMAND_FLAGS,
@@ -42,7 +46,15 @@ from raw_builtin_tools.toolkit.shell_records import (
     Program,
     ShellCommand,
 )
-from raw_builtin_tools.toolkit.shell_words import Word, join_words, word_value
+from raw_builtin_tools.toolkit.shell_words import (
+    Word,
+    argument_text,
+    heredoc_value,
+    herestring_value,
+    join_words,
+    program_name,
+    word_value,
+)
 from raw_builtin_tools.toolkit.wrappers import Run, Script, Stdin, unwrap
 
 __all__ = ["parse_command"]
@@ -62,6 +74,17 @@ _CHAINS: Final = frozenset({"list", "binary_expression"})
 _NEW_SCOPE: Final = frozenset(
     {"subshell", "command_substitution", "process_substitution", "function_definition"}
 )
+# Nodes that start where their first child does and are not one command: a prefix found
+# at that byte belongs to the first command inside them.
+_SEQUENCES: Final = frozenset({"program", "list"})
+# Unquoted, as a command's name, these are reserved words in Bash: the grammar read them
+# as programs only where it misread the text (`echo time { x; }` gives a command `}`).
+_MISREAD: Final = frozenset(
+    {
+        b"{", b"}", b"!", b"if", b"then", b"elif", b"else", b"fi", b"for", b"while",
+        b"until", b"do", b"done", b"case", b"esac", b"select", b"function", b"[[",
+    }
+)  # fmt: skip
 _DIRECTORY_BUILTINS: Final = frozenset({"cd", "pushd", "popd"})
 _DIRECTORY_WORDS: Final = _DIRECTORY_BUILTINS | {"builtin", "command"}
 _ASCII_ONLY: Final = bytes(range(0x80)) + b"a" * 0x80
@@ -145,6 +168,13 @@ class _Reader:
             return
         self.bytes += len(data)
         tree = self.parse(data.translate(_ASCII_ONLY))
+        # `time { ...; }`, `coproc NAME while ...`, `! ! cmd`: parsed again with the reserved
+        # words the grammar misreads blanked out (see _shell_prefixes).
+        tree, _blanked, prefixes, limited = read_prefixes(
+            tree, data, lambda blanked: self.parse(blanked.translate(_ASCII_ONLY))
+        )
+        if limited:
+            self.flags.add("unparsed")
         if tree is None:
             self.flags.add("unparsed")
             return
@@ -156,7 +186,7 @@ class _Reader:
         self.nodes += count
         if root.has_error:
             self.flags.add("unparsed")
-        self.walk(root, data, scope, depth, via)
+        self.walk(root, data, scope, depth, via, prefixes)  # words read from the real text
 
     def parse(self, data: bytes) -> Any:
         """The tree of ``data``, or ``None`` when the parse ran out of time."""
@@ -180,13 +210,24 @@ class _Reader:
         return tree
 
     def walk(
-        self, root: Any, source: bytes, scope: _Scope, depth: int, via: tuple[str, ...]
+        self,
+        root: Any,
+        source: bytes,
+        scope: _Scope,
+        depth: int,
+        via: tuple[str, ...],
+        prefixes: dict[int, Wrappers],
     ) -> None:
-        # Entries: (node, scope, depth, stdin). A node None is a `cd` to apply to the scope
-        # once everything before it is read: stdin then holds its (directory, known).
-        stack: list[tuple[Any, _Scope, int, Any]] = [(root, scope, depth, None)]
+        """Read every command under ``root``. ``prefixes``: the wrappers (``time``,
+        ``coproc``) blanked out before the command starting at each byte, which it and
+        everything in it run under."""
+        # Entries: (node, scope, depth, stdin, via). A node None is a `cd` to apply to the
+        # scope once everything before it is read: stdin then holds (directory, known).
+        stack: list[tuple[Any, _Scope, int, Any, tuple[str, ...]]] = [
+            (root, scope, depth, None, via)
+        ]
         while stack:
-            node, scope, depth, extra = stack.pop()
+            node, scope, depth, extra, via = stack.pop()
             if node is None:
                 scope.cwd, scope.known = extra
                 continue
@@ -196,12 +237,16 @@ class _Reader:
             if depth > self.depth:
                 self.depth = depth
             kind = node.type
+            if prefixes and kind not in _SEQUENCES and node.start_byte in prefixes:
+                for name, argv in prefixes.pop(node.start_byte):
+                    self.listed(name, argv, via)
+                    via = (*via, name)
             stdin: _Input = None
             read: frozenset[int] = frozenset()  # start bytes of children with nothing inside
             if kind == "command":
                 change, read = self.command(node, source, scope, depth, extra, via)
                 if change is not None:
-                    stack.append((None, scope, depth, change))
+                    stack.append((None, scope, depth, change, via))
             elif kind == "file_redirect":
                 self.redirect(node, source, scope)
             elif kind == "redirected_statement":
@@ -211,7 +256,7 @@ class _Reader:
             inner = scope.copy() if kind in _NEW_SCOPE else scope
             children = node.children
             kinds = [child.type for child in children]
-            pending: list[tuple[Any, _Scope, int, Any]] = []
+            pending: list[tuple[Any, _Scope, int, Any, tuple[str, ...]]] = []
             first = True
             last = len(children) - 1
             for index, child in enumerate(children):
@@ -228,7 +273,7 @@ class _Reader:
                     child_stdin = extra if first else "pipe"
                     first = False
                 step = 0 if child_kind == kind and kind in _CHAINS else 1
-                pending.append((child, child_scope, depth + step, child_stdin))
+                pending.append((child, child_scope, depth + step, child_stdin, via))
             stack.extend(reversed(pending))
 
     # --- simple commands -------------------------------------------------------------
@@ -247,10 +292,15 @@ class _Reader:
         name = node.child_by_field_name("name")
         if name is None:
             return None, frozenset()
+        if (
+            name.end_byte - name.start_byte <= 8
+            and source[name.start_byte : name.end_byte] in _MISREAD
+        ):
+            self.flags.add("unparsed")  # a reserved word the grammar took for a program
         parts = [name, *node.children_by_field_name("argument")]
         for redirect in node.children_by_field_name("redirect"):
             if redirect.type == "herestring_redirect":
-                stdin = _herestring(redirect, source)
+                stdin = herestring_value(redirect, source)
         words = [word_value(parts[0], source)]
         plain = [part.start_byte for part, word in zip(parts[:1], words, strict=True)
                  if not word.dynamic]  # fmt: skip
@@ -282,17 +332,14 @@ class _Reader:
         if depth > self.depth:
             self.depth = depth
         first, args = words[0], words[1:]
-        name, dynamic = _program_name(first, placeholder)
+        name, dynamic = program_name(first, placeholder)
         if dynamic:
             self.flags.add("dynamic")
         if appended or any(
             word.dynamic or (placeholder is not None and placeholder in word.text) for word in args
         ):
             self.flags.add("dynamic_args")
-        argv = tuple(word.text for word in args)
-        if (name, argv, via) not in self.seen:
-            self.seen.add((name, argv, via))
-            self.programs.append(Program(name, argv, via))
+        self.listed(name, tuple(word.text for word in args), via)
         if dynamic:
             return
         inner_via = (*via, name)
@@ -338,11 +385,14 @@ class _Reader:
         if not children or children[0].is_named:
             return
         name = source[children[0].start_byte : children[0].end_byte].decode("utf-8", "replace")
-        argv = tuple(_argument(child, source) for child in children[1:] if child.is_named)
+        argv = tuple(argument_text(child, source) for child in children[1:] if child.is_named)
+        self.listed(name, argv, via)
+
+    def listed(self, name: str, argv: tuple[str, ...], via: tuple[str, ...]) -> None:
+        """List a program, once per command, within :data:`MAX_COMMAND_PROGRAMS`."""
         if len(self.programs) >= MAX_COMMAND_PROGRAMS:
             self.flags.add("unparsed")
-            return
-        if (name, argv, via) not in self.seen:
+        elif (name, argv, via) not in self.seen:
             self.seen.add((name, argv, via))
             self.programs.append(Program(name, argv, via))
 
@@ -412,63 +462,14 @@ class _Reader:
         stdin = inherited
         for child in node.children_by_field_name("redirect"):
             if child.type == "heredoc_redirect":
-                stdin = _heredoc(child, source)
+                stdin = heredoc_value(child, source)
             elif child.type == "herestring_redirect":
-                stdin = _herestring(child, source)
+                stdin = herestring_value(child, source)
             elif child.type == "file_redirect" and any(
                 not part.is_named and part.type == "<" for part in child.children
             ):
                 stdin = "file"
         return stdin
-
-
-def _program_name(word: Word, placeholder: str | None) -> tuple[str, bool]:
-    """The name a program is looked up by (the text after the last ``/``), and whether it
-    is dynamic: an expansion, a pattern or a placeholder in that part."""
-    text = word.text
-    start = text.rfind("/") + 1
-    name = text[start:]
-    changing = (word.dynamic or word.pattern) and start < word.fixed_from
-    if placeholder is not None and placeholder in name:
-        changing = True
-    return (text if changing else name), changing
-
-
-def _argument(node: Any, source: bytes) -> str:
-    if node.type == "variable_assignment":
-        value = node.child_by_field_name("value")
-        name = source[node.start_byte : value.start_byte if value else node.end_byte]
-        rest = word_value(value, source).text if value is not None else ""
-        return name.decode("utf-8", "replace") + rest
-    return word_value(node, source).text
-
-
-def _herestring(node: Any, source: bytes) -> Word:
-    parts = [child for child in node.children if child.is_named]
-    if not parts:
-        return Word("")
-    return word_value(parts[-1], source)
-
-
-def _heredoc(node: Any, source: bytes) -> Word:
-    """A here-document's body; with an unquoted delimiter, its expansions make it
-    dynamic."""
-    start = body = None
-    for child in node.children:
-        if child.type == "heredoc_start":
-            start = child
-        elif child.type == "heredoc_body":
-            body = child
-    if body is None:
-        return Word("")
-    text = source[body.start_byte : body.end_byte].decode("utf-8", "replace")
-    quoted = start is not None and any(
-        char in source[start.start_byte : start.end_byte] for char in b"'\"\\"
-    )
-    dynamic = not quoted and any(
-        child.type not in ("heredoc_content", "heredoc_end") for child in body.named_children
-    )
-    return Word(text, dynamic=dynamic, fixed_from=len(text) if dynamic else 0)
 
 
 def parse_command(

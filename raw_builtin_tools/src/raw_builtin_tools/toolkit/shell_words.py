@@ -18,7 +18,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["Word", "join_words", "word_value"]
+__all__ = [
+    "Word",
+    "argument_text",
+    "heredoc_value",
+    "herestring_value",
+    "join_words",
+    "program_name",
+    "word_value",
+]
 
 _DYNAMIC_TYPES: Final = frozenset(
     {
@@ -260,3 +268,54 @@ def join_words(first: Word, second: Word) -> Word:
         tilde=first.tilde,
         fixed_from=len(first.text) + second.fixed_from if changing else first.fixed_from,
     )
+
+
+def argument_text(node: Any, source: bytes) -> str:
+    """A declaration's argument as a word (``NAME=VALUE`` with its value read so)."""
+    if node.type == "variable_assignment":
+        value = node.child_by_field_name("value")
+        name = source[node.start_byte : value.start_byte if value else node.end_byte]
+        rest = word_value(value, source).text if value is not None else ""
+        return name.decode("utf-8", "replace") + rest
+    return word_value(node, source).text
+
+
+def herestring_value(node: Any, source: bytes) -> Word:
+    """The word a here-string (``<<< WORD``) gives as standard input."""
+    parts = [child for child in node.children if child.is_named]
+    if not parts:
+        return Word("")
+    return word_value(parts[-1], source)
+
+
+def heredoc_value(node: Any, source: bytes) -> Word:
+    """A here-document's body; with an unquoted delimiter, its expansions make it
+    dynamic."""
+    start = body = None
+    for child in node.children:
+        if child.type == "heredoc_start":
+            start = child
+        elif child.type == "heredoc_body":
+            body = child
+    if body is None:
+        return Word("")
+    text = source[body.start_byte : body.end_byte].decode("utf-8", "replace")
+    quoted = start is not None and any(
+        char in source[start.start_byte : start.end_byte] for char in b"'\"\\"
+    )
+    dynamic = not quoted and any(
+        child.type not in ("heredoc_content", "heredoc_end") for child in body.named_children
+    )
+    return Word(text, dynamic=dynamic, fixed_from=len(text) if dynamic else 0)
+
+
+def program_name(word: Word, placeholder: str | None) -> tuple[str, bool]:
+    """The name a program is looked up by (the text after the last ``/``), and whether it
+    is dynamic: an expansion, a pattern or a placeholder in that part."""
+    text = word.text
+    start = text.rfind("/") + 1
+    name = text[start:]
+    changing = (word.dynamic or word.pattern) and start < word.fixed_from
+    if placeholder is not None and placeholder in name:
+        changing = True
+    return (text if changing else name), changing
