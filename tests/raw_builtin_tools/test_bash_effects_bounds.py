@@ -167,3 +167,15 @@ def test_a_parse_past_its_deadline_is_stopped_and_the_command_unparsed() -> None
     assert stopped.flags == ("unparsed",)
     assert stopped.programs == ()
     assert stopped.nodes == 0
+
+
+def test_a_parse_stopped_at_its_deadline_leaves_nothing_for_the_next_command() -> None:
+    """tree-sitter resumes a stopped parse at the next call on the same parser, with the
+    new text read from the old offsets: the command after one stopped at its deadline was
+    misread (``rm -rf build`` as a program ``'rm -rf build'``, or its words cut)."""
+    script = "\n".join(f"rm -f build/{index}.o && echo {index} >> log" for index in range(100))
+    for _ in range(3):
+        assert parse_command(script, "/w", max_seconds=0.0).flags == ("unparsed",)
+        after = parse_command("rm -rf build", "/w")
+        assert [program.line for program in after.programs] == ["rm -rf build"]
+        assert after.flags == ()

@@ -200,10 +200,12 @@ class _Reader:
         def progress(_offset: int, _has_error: bool) -> bool:
             return time.perf_counter() > deadline  # True stops the parse
 
+        parser = _parser()
         try:
-            tree = _parser().parse(read, progress_callback=progress)
+            tree = parser.parse(read, progress_callback=progress)
         except ValueError:  # stopped by progress()
             tree = None
+            parser.reset()  # else the next parse would resume this one, on other text
         elapsed = time.perf_counter() - started
         self.spent += elapsed
         self.seconds = max(0.0, self.seconds - elapsed)
