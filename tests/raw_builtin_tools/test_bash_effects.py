@@ -307,7 +307,19 @@ PREFIXES: list[Row] = [
     ("if ! grep -q x f; then ls; fi", ["grep -q x f", "ls"], [], [], False),
 ]
 
-ROWS = BYPASSES + LOOK_ALIKES + REDIRECTIONS + SYNTAX_ERRORS + PREFIXES
+# A here-document piped to a shell.
+SCRIPTS: list[Row] = [
+    ("cat <<EOF | sh\nrm x\nEOF", ["cat", "sh", "[sh] rm x"], [], [], True),
+    ("cat <<'EOF' | bash -s\nrm x\nEOF", ["cat", "bash -s", "[bash] rm x"], [], [], True),
+    ("cat <<-EOF | sh\n\trm x\n\tEOF", ["cat", "sh", "[sh] rm x"], [], [], True),
+    ("cat <<EOF | sh > out\nrm x\nEOF", ["cat", "sh", "[sh] rm x"], [], ["/w/out"], True),
+    ("grep . <<EOF | sh\nrm x\nEOF", ["grep .", "sh"], ["dynamic"], [], True),
+    ("cat <<EOF | sort | sh\nrm x\nEOF", ["cat", "sort", "sh"], ["dynamic"], [], True),
+    ("cat <<EOF | sh\necho ok\nEOF", ["cat", "sh", "[sh] echo ok"], [], [], False),
+    ("cat <<EOF | grep rm\nrm x\nEOF", ["cat", "grep rm"], [], [], False),
+]
+
+ROWS = BYPASSES + LOOK_ALIKES + REDIRECTIONS + SYNTAX_ERRORS + PREFIXES + SCRIPTS
 
 
 def test_the_table_is_large_enough() -> None:

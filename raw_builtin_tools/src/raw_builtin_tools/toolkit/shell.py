@@ -52,6 +52,7 @@ from raw_builtin_tools.toolkit.shell_words import (
     heredoc_value,
     herestring_value,
     join_words,
+    piped_heredoc,
     program_name,
     word_value,
 )
@@ -253,6 +254,9 @@ class _Reader:
                 self.redirect(node, source, scope)
             elif kind == "redirected_statement":
                 stdin = self.statement_input(node, source, extra)
+            elif kind == "heredoc_redirect":
+                # `cat <<EOF | sh`: the grammar puts `| sh` inside the here-document's node.
+                piped = piped_heredoc(node, source)
             elif kind in ("declaration_command", "unset_command"):
                 self.declaration(node, source, via)
             inner = scope.copy() if kind in _NEW_SCOPE else scope
@@ -274,6 +278,8 @@ class _Reader:
                     child_scope = scope.copy()  # each stage runs in a subshell
                     child_stdin = extra if first else "pipe"
                     first = False
+                elif kind == "heredoc_redirect" and child_kind == "pipeline":
+                    child_stdin = piped
                 step = 0 if child_kind == kind and kind in _CHAINS else 1
                 pending.append((child, child_scope, depth + step, child_stdin, via))
             stack.extend(reversed(pending))

@@ -24,6 +24,7 @@ __all__ = [
     "heredoc_value",
     "herestring_value",
     "join_words",
+    "piped_heredoc",
     "program_name",
     "word_value",
 ]
@@ -319,3 +320,21 @@ def program_name(word: Word, placeholder: str | None) -> tuple[str, bool]:
     if placeholder is not None and placeholder in name:
         changing = True
     return (text if changing else name), changing
+
+
+def piped_heredoc(node: Any, source: bytes) -> Word | str:
+    """What the pipeline after the here-document ``node`` reads (``cat <<EOF | sh``, which
+    the grammar nests in the ``heredoc_redirect``): the here-document itself when the
+    statement is a bare ``cat`` (``cat`` or ``cat -``), else ``"pipe"``, the output of a
+    program."""
+    statement = node.parent
+    body = statement.child_by_field_name("body") if statement is not None else None
+    if body is None or body.type != "command" or body.child_by_field_name("redirect"):
+        return "pipe"
+    name = body.child_by_field_name("name")
+    if name is None or program_name(word_value(name, source), None) != ("cat", False):
+        return "pipe"
+    arguments = body.children_by_field_name("argument")
+    if any(word_value(argument, source).text != "-" for argument in arguments):
+        return "pipe"
+    return heredoc_value(node, source)
