@@ -307,7 +307,7 @@ PREFIXES: list[Row] = [
     ("if ! grep -q x f; then ls; fi", ["grep -q x f", "ls"], [], [], False),
 ]
 
-# A here-document piped to a shell.
+# A here-document piped to a shell, and the scripts `trap` runs later.
 SCRIPTS: list[Row] = [
     ("cat <<EOF | sh\nrm x\nEOF", ["cat", "sh", "[sh] rm x"], [], [], True),
     ("cat <<'EOF' | bash -s\nrm x\nEOF", ["cat", "bash -s", "[bash] rm x"], [], [], True),
@@ -317,6 +317,21 @@ SCRIPTS: list[Row] = [
     ("cat <<EOF | sort | sh\nrm x\nEOF", ["cat", "sort", "sh"], ["dynamic"], [], True),
     ("cat <<EOF | sh\necho ok\nEOF", ["cat", "sh", "[sh] echo ok"], [], [], False),
     ("cat <<EOF | grep rm\nrm x\nEOF", ["cat", "grep rm"], [], [], False),
+    ("trap 'rm x' EXIT", ["trap 'rm x' EXIT", "[trap] rm x"], [], [], True),
+    ("trap -- 'rm -f x' INT TERM", ["trap -- 'rm -f x' INT TERM", "[trap] rm -f x"], [], [], True),
+    (
+        'trap "$cleanup" EXIT',
+        ["trap $cleanup EXIT", "[trap] $cleanup"],
+        ["dynamic", "dynamic_args"],
+        [],
+        True,
+    ),
+    ("trap 'echo bye' EXIT", ["trap 'echo bye' EXIT", "[trap] echo bye"], [], [], False),
+    ("trap -p", ["trap -p"], [], [], False),
+    ("trap -l", ["trap -l"], [], [], False),
+    ("trap - EXIT", ["trap - EXIT"], [], [], False),
+    ("trap '' INT", ["trap '' INT"], [], [], False),
+    ("trap 'rm x'", ["trap 'rm x'"], [], [], False),
 ]
 
 ROWS = BYPASSES + LOOK_ALIKES + REDIRECTIONS + SYNTAX_ERRORS + PREFIXES + SCRIPTS

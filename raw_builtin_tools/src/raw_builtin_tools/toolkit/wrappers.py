@@ -1,8 +1,9 @@
 """Programs that run another program: where, in their arguments, that program is.
 
 ``sudo -u root rm x`` runs ``rm x``; ``find . -exec rm {} \\;`` runs ``rm`` once per file;
-``bash -c 'rm x'`` and ``eval 'rm x'`` run a script. :func:`unwrap` reads a wrapper's
-options the way the wrapper does (which options take a value) and says what it runs:
+``bash -c 'rm x'``, ``eval 'rm x'`` and ``trap 'rm x' EXIT`` run a script. :func:`unwrap`
+reads a wrapper's options the way the wrapper does (which options take a value) and says
+what it runs:
 
 * :class:`Run`: a program and its arguments, as words;
 * :class:`Script`: shell text, to be parsed in turn;
@@ -270,6 +271,22 @@ def _eval(args: Sequence[Word]) -> list[Step]:
     return [Script(_join(args))] if args else []
 
 
+def _trap(args: Sequence[Word]) -> list[Step]:
+    """``trap 'rm x' EXIT``: a script the shell runs later, on a signal or on exit. Nothing
+    with ``-p``, ``-l`` or ``-P``, with a single operand, or with a first operand ``-``,
+    ``''`` or a signal number (they reset or ignore the signals)."""
+    start, seen = _options(args, _NONE)
+    if seen:
+        return []
+    operands = args[start:]
+    if len(operands) < 2:
+        return []
+    action = operands[0]
+    if action.literal and (action.text in ("", "-") or action.text.isdigit()):
+        return []
+    return [Script(action)]
+
+
 def _shell(args: Sequence[Word]) -> list[Step]:
     """``bash -c TEXT``, ``sh -lc TEXT``, ``bash <<EOF``: a script given as text; a script
     named by file (``bash run.sh``) is not read."""
@@ -338,6 +355,7 @@ WRAPPERS: Final[dict[str, _Reader]] = {
     "parallel": _parallel,
     "watch": _watch,
     "eval": _eval,
+    "trap": _trap,
     "su": _su,
     "bash": _shell,
     "sh": _shell,
