@@ -56,7 +56,7 @@ from raw_builtin_tools.toolkit.shell_words import (
     program_name,
     word_value,
 )
-from raw_builtin_tools.toolkit.wrappers import Run, Script, Stdin, unwrap
+from raw_builtin_tools.toolkit.wrappers import Run, Script, Stdin, Unknown, unwrap
 
 __all__ = ["parse_command"]
 
@@ -361,6 +361,8 @@ class _Reader:
                          step.appended)  # fmt: skip
             elif isinstance(step, Script):
                 self.nested(step.text, step.cwd, scope, depth, inner_via, step.appended)
+            elif isinstance(step, Unknown):
+                self.flags.add("dynamic")  # bash <(curl ...)
             elif isinstance(step, Stdin):
                 if stdin == "pipe":
                     self.flags.add("dynamic")  # curl ... | sh
@@ -476,7 +478,9 @@ class _Reader:
             elif child.type == "file_redirect" and any(
                 not part.is_named and part.type == "<" for part in child.children
             ):
-                stdin = "file"
+                target = child.child_by_field_name("destination")
+                piped = target is not None and target.type == "process_substitution"
+                stdin = "pipe" if piped else "file"  # `sh < <(curl ...)` reads a program
         return stdin
 
 

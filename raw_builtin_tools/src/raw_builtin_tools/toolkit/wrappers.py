@@ -7,7 +7,8 @@ what it runs:
 
 * :class:`Run`: a program and its arguments, as words;
 * :class:`Script`: shell text, to be parsed in turn;
-* :class:`Stdin`: a shell that reads its script from its standard input.
+* :class:`Stdin`: a shell that reads its script from its standard input;
+* :class:`Unknown`: a script that is the output of a program (``bash <(curl ...)``).
 
 Everything is lexical: options are read from the words as written, nothing is looked up.
 A wrapper used in a way that runs nothing (``command -v rm``, ``sudo -l``, ``env`` alone,
@@ -24,7 +25,16 @@ from typing import Final
 
 from raw_builtin_tools.toolkit.shell_words import Word
 
-__all__ = ["COMMAND_WRAPPERS", "WRAPPERS", "Run", "Script", "Stdin", "Step", "unwrap"]
+__all__ = [
+    "COMMAND_WRAPPERS",
+    "WRAPPERS",
+    "Run",
+    "Script",
+    "Stdin",
+    "Step",
+    "Unknown",
+    "unwrap",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +65,14 @@ class Stdin:
     """A shell reading its script from standard input (``bash``, ``sh -s``)."""
 
 
-Step = Run | Script | Stdin
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A script read from a file that is the output of a program: a process substitution
+    (``bash <(curl ...)``, ``source <(...)``), as unknown as ``curl ... | sh``."""
+
+
+Step = Run | Script | Stdin | Unknown
+_STDIN_FILES: Final = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -310,8 +327,24 @@ def _shell(args: Sequence[Word]) -> list[Step]:
     if text_mode:
         return [Script(args[index])] if index < len(args) else []
     if index < len(args) and not from_stdin:
-        return []  # a script file
+        return _script_file(args[index])
     return [Stdin()]
+
+
+def _script_file(word: Word) -> list[Step]:
+    """A script named by a file: not read (``bash run.sh``), unless the file is standard
+    input (``/dev/stdin``) or the output of a program (``<(curl ...)``)."""
+    if word.literal and word.text in _STDIN_FILES:
+        return [Stdin()]
+    if word.dynamic and word.text.startswith("<("):
+        return [Unknown()]
+    return []
+
+
+def _source(args: Sequence[Word]) -> list[Step]:
+    """``source FILE`` and ``. FILE``: see :func:`_script_file`."""
+    start = 1 if args and args[0].text == "--" else 0
+    return _script_file(args[start]) if start < len(args) else []
 
 
 def _su(args: Sequence[Word]) -> list[Step]:
@@ -356,6 +389,8 @@ WRAPPERS: Final[dict[str, _Reader]] = {
     "watch": _watch,
     "eval": _eval,
     "trap": _trap,
+    "source": _source,
+    ".": _source,
     "su": _su,
     "bash": _shell,
     "sh": _shell,
