@@ -30,10 +30,9 @@ recursion limit. The records and limits are in
 from __future__ import annotations
 
 import itertools
-import threading
-import time
 from typing import Any, Final
 
+from raw_builtin_tools.toolkit._shell_parser import parse_within
 from raw_builtin_tools.toolkit._shell_prefixes import Wrappers, read_prefixes
 from raw_builtin_tools.toolkit.paths import normalize
 from raw_builtin_tools.toolkit.shell_records import (
@@ -88,29 +87,6 @@ _MISREAD: Final = frozenset(
 )  # fmt: skip
 _DIRECTORY_BUILTINS: Final = frozenset({"cd", "pushd", "popd"})
 _DIRECTORY_WORDS: Final = _DIRECTORY_BUILTINS | {"builtin", "command"}
-_ASCII_ONLY: Final = bytes(range(0x80)) + b"a" * 0x80
-"""Every byte of a multi-byte UTF-8 character read as ``a``, before parsing.
-
-Bash reads such bytes as word characters, like ``a``, so the tree is the same and every
-byte offset in it still points into the real text, which the words are read from. The
-grammar's scanner, given a character past U+007F in some places (``{`` then U+376A8),
-passes it to a C character-class function that only accepts values up to 255, which can
-crash the process; it never sees one this way."""
-
-_local = threading.local()
-
-
-def _parser() -> Any:
-    """This thread's parser (a parser must not be shared between threads), made on first
-    use so that importing the toolkit does not load the grammar."""
-    parser = getattr(_local, "parser", None)
-    if parser is None:
-        import tree_sitter
-        import tree_sitter_bash
-
-        parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-        _local.parser = parser
-    return parser
 
 
 class _Scope:
@@ -168,12 +144,10 @@ class _Reader:
             self.flags.add("unparsed")
             return
         self.bytes += len(data)
-        tree = self.parse(data.translate(_ASCII_ONLY))
+        tree = self.parse(data)
         # `time { ...; }`, `coproc NAME while ...`, `! ! cmd`: parsed again with the reserved
         # words the grammar misreads blanked out (see _shell_prefixes).
-        tree, _blanked, prefixes, limited = read_prefixes(
-            tree, data, lambda blanked: self.parse(blanked.translate(_ASCII_ONLY))
-        )
+        tree, _blanked, prefixes, limited = read_prefixes(tree, data, self.parse)
         if limited:
             self.flags.add("unparsed")
         if tree is None:
@@ -191,23 +165,7 @@ class _Reader:
 
     def parse(self, data: bytes) -> Any:
         """The tree of ``data``, or ``None`` when the parse ran out of time."""
-        view = memoryview(data)
-        started = time.perf_counter()
-        deadline = started + self.seconds
-
-        def read(offset: int, _point: Any) -> memoryview:
-            return view[offset:]
-
-        def progress(_offset: int, _has_error: bool) -> bool:
-            return time.perf_counter() > deadline  # True stops the parse
-
-        parser = _parser()
-        try:
-            tree = parser.parse(read, progress_callback=progress)
-        except ValueError:  # stopped by progress()
-            tree = None
-            parser.reset()  # else the next parse would resume this one, on other text
-        elapsed = time.perf_counter() - started
+        tree, elapsed = parse_within(data, self.seconds)
         self.spent += elapsed
         self.seconds = max(0.0, self.seconds - elapsed)
         return tree
