@@ -151,24 +151,22 @@ def find_prefixes(root: Any, data: bytes) -> tuple[list[Prefix], bool]:
         start, end = match.span()
         if start < covered:
             continue
+        prefix = _read(data, start)  # lexical first: it is cheaper than the tree
+        if prefix is None or (len(prefix.spans) == 1 and not _compound_at(data, prefix.body)):
+            continue  # `time rm a`, `! rm a`: the grammar reads them as Bash does
         node = root.descendant_for_byte_range(start, end)
         if node is None or node.start_byte != start or node.end_byte != end:
             continue
         parent = node.parent
         if parent is None:
             continue
-        if node.type == "!" and parent.type == "negated_command":
-            # The grammar's own `!`: it reads `! rm a` well, but not `! { rm a; }`.
-            prefix = _read(data, start)
-            if prefix is None or not _compound_at(data, prefix.body):
+        if node.type == "!":
+            if parent.type != "negated_command":
                 continue
         elif node.type == "word" and parent.type == "command_name":
             command = parent.parent
             if command is None or command.start_byte != start:
                 continue  # after an assignment or a redirection: not a reserved word
-            prefix = _read(data, start)
-            if prefix is None:
-                continue
         else:
             continue
         found.append(prefix)
