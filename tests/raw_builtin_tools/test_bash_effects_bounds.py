@@ -34,6 +34,7 @@ TOKENS = [
     "}", "[[", "]]", "|", "||", "&&", ";", "&", "\n", ">", ">>", "<", "<<", "<<<", "2>&1",
     "&>", "'", '"', "\\", "*", "?", "=", "if", "then", "fi", "for", "in", "do", "done",
     "case", "esac", ";;", "while", "function", "!", "#", "EOF", "<(", ">(", "$((", "))",
+    "time", "-p", "coproc", "NAME", "trap", "source", "cat", "/dev/stdin",
     " ", " ", " ", "\t", "é", "\x00", "\ud800",
 ]  # fmt: skip
 TEXTS = st.one_of(
@@ -179,3 +180,16 @@ def test_a_parse_stopped_at_its_deadline_leaves_nothing_for_the_next_command() -
         after = parse_command("rm -rf build", "/w")
         assert [program.line for program in after.programs] == ["rm -rf build"]
         assert after.flags == ()
+
+
+def test_reserved_words_nested_past_the_reparse_limit_are_unparsed() -> None:
+    """Each ``time { ... }`` inside a blanked one shows only at the next parse; past
+    MAX_PREFIX_ROUNDS parses again the command is ``unparsed``, with what was read."""
+    inner = "time { " * 3 + "rm a; " + "}; " * 3
+    assert parse_command(inner, "/w").flags == ()
+    deep = "time { " * 8 + "rm a; " + "}; " * 8
+    parsed = parse_command(deep, "/w")
+    assert parsed.flags == ("unparsed",)
+    check_bounds(deep, parsed)
+    many = "time ! true; " * 300  # more words than MAX_PREFIX_CANDIDATES
+    assert "unparsed" in parse_command(many, "/w").flags
