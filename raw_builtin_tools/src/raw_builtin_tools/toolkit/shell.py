@@ -8,7 +8,7 @@ programs it names (:class:`Program`: the name as it would be looked up, the argu
 after quote removal, the wrappers it runs under) and the files its redirections write.
 Where the grammar misreads Bash — ``time``, ``coproc`` or a second ``!`` before a command,
 which may be compound (``time { rm a; }``) — those reserved words are blanked out and the
-text is parsed again (:mod:`raw_builtin_tools.toolkit._shell_prefixes`).
+text is parsed again (:mod:`raw_builtin_tools.toolkit.shell_prefixes`).
 
 It is lexical, like every intended effect: it reads no file and runs nothing. A function
 body, or both branches of an ``if``, are listed whether or not they would run. What it
@@ -32,9 +32,9 @@ from __future__ import annotations
 import itertools
 from typing import Any, Final
 
-from raw_builtin_tools.toolkit._shell_parser import parse_within
-from raw_builtin_tools.toolkit._shell_prefixes import Wrappers, read_prefixes
 from raw_builtin_tools.toolkit.paths import normalize
+from raw_builtin_tools.toolkit.shell_parser import parse_within
+from raw_builtin_tools.toolkit.shell_prefixes import Wrappers, read_prefixes
 from raw_builtin_tools.toolkit.shell_records import (
     COMMAND_FLAGS,
     MAX_COMMAND_BYTES,
@@ -146,7 +146,7 @@ class _Reader:
         self.bytes += len(data)
         tree = self.parse(data)
         # `time { ...; }`, `coproc NAME while ...`, `! ! cmd`: parsed again with the reserved
-        # words the grammar misreads blanked out (see _shell_prefixes).
+        # words the grammar misreads blanked out (see shell_prefixes).
         tree, _blanked, prefixes, limited = read_prefixes(tree, data, self.parse)
         if limited:
             self.flags.add("unparsed")
