@@ -42,7 +42,7 @@ COMMAND_FLAGS: Final = ("unparsed", "dynamic", "dynamic_args", "dynamic_path")
   listed are those that could be read.
 * ``dynamic``: a program's name is not known before the command runs (``$cmd x``,
   ``$(echo rm) x``, ``r*m``), or a script it runs is not (``bash -c "$s"``, ``eval "$s"``,
-  ``curl ... | sh``).
+  ``curl ... | sh``, ``bash <(curl ...)``).
 * ``dynamic_args``: an argument is not known before the command runs (``rm "$f"``,
   ``xargs rm``, ``find -exec rm {} +``).
 * ``dynamic_path``: a redirection writes to a path that is not known (``> "$log"``, or a
