@@ -79,6 +79,7 @@ def test_tools_list_imports_only_the_tools_command(tmp_path: Path) -> None:
     assert cli == {
         "raw_core.cli._app",
         "raw_core.cli._lazy_group",
+        "raw_core.cli._log",
         "raw_core.cli._output",
         "raw_core.cli.tools",
     }

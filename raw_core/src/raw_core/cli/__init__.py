@@ -84,6 +84,11 @@ class _Raw(LazyGroup):
         except KeyboardInterrupt:
             click.echo(err=True)  # ends the terminal's ^C line
             ctx.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # the reader of stdout went away: quietly, as SIGPIPE would
+            from raw_core.cli._output import EXIT_PIPE, stdout_gone
+
+            stdout_gone()
+            ctx.exit(EXIT_PIPE)
 
 
 @click.group(

@@ -63,6 +63,9 @@ def with_app(
     import anyio
 
     from raw_core.app import App
+    from raw_core.cli._log import install
+
+    install()
 
     async def main() -> int:
         if ctrl_c is None:
@@ -71,7 +74,8 @@ def with_app(
         code = EXIT_INTERRUPTED  # unless the work returns: Ctrl-C stopped it
         async with ctrl_c.watch(), App.open(config_path, **options) as app:
             code = await work(app)
-        return code
+        # SIGTERM or a closed stdout: its own exit code, however the work ended.
+        return ctrl_c.exit_code if ctrl_c.exit_code is not None else code
 
     try:
         return anyio.run(main)

@@ -64,6 +64,7 @@ def conversation(
     editing = interactive and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
     prompts = ChatInput(reader, terminal=editing)
     ctrl_c = CtrlC()
+    renderer.on_closed = ctrl_c.output_closed
 
     async def work(app: Any) -> int:
         async with AsyncExitStack() as stack:
@@ -123,7 +124,9 @@ def conversation(
                     session = await open_session(_title(text))
                 with ctrl_c.turn() as signal:
                     await session.run_turn(line, signal=signal)
-            if session is not None and not as_json:
+                if ctrl_c.ending:  # SIGTERM, or the reader of stdout went away
+                    break
+            if session is not None and not as_json and not renderer.closed:
                 click.echo(f"session {session.id}", err=True)
         return EXIT_OK
 

@@ -9,6 +9,11 @@ kept, and resuming it records the unfinished calls as cancelled. Ctrl-C is recei
 event on the loop (never as a ``KeyboardInterrupt`` in the middle of the code) from before
 the app opens until after it has closed, so the command always returns control promptly
 and with no traceback, and exits 130 (the shell's code for SIGINT) when Ctrl-C ended it.
+
+Two other ends are handled the same way, except that the command ends once the turn has
+(it does not return to a chat's prompt): SIGTERM (exit 143, the shell's code for it), and
+the reader of stdout going away (``raw run --json | head -1``; exit 141, as for SIGPIPE).
+A second SIGTERM while the turn ends stops the command, as a second Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ import anyio
 import click
 
 from raw_core import CancellationSignal
-from raw_core.cli._output import EXIT_INTERRUPTED
+from raw_core.cli._output import EXIT_INTERRUPTED, EXIT_PIPE, EXIT_TERMINATED
 
 __all__ = ["CtrlC"]
 
 CANCEL_REASON = "cancelled with Ctrl-C"
+TERMINATED_REASON = "ended by SIGTERM"
+PIPE_REASON = "the reader of raw's output went away"
 STOP_GRACE = 3.0  # seconds a stopped command may take to wind down before it exits at once
 
 
@@ -43,6 +50,13 @@ class CtrlC:
         self._turn: CancellationSignal | None = None
         self._scope: anyio.CancelScope | None = None
         self._deadline: threading.Timer | None = None
+        self.exit_code: int | None = None  # set when SIGTERM or a closed stdout ends it
+
+    @property
+    def ending(self) -> bool:
+        """Whether the command is to end once the running turn has (SIGTERM, or stdout
+        closed): a chat does not go back to its prompt."""
+        return self.exit_code is not None
 
     @property
     def pressed(self) -> bool:
@@ -83,10 +97,29 @@ class CtrlC:
             raise failure
 
     async def _receive(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        with anyio.open_signal_receiver(signal.SIGINT) as presses:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
             task_status.started()
-            async for _ in presses:
-                self._pressed()
+            async for signum in received:
+                if signum == signal.SIGTERM:
+                    self.end(EXIT_TERMINATED, TERMINATED_REASON)
+                else:
+                    self._pressed()
+
+    def output_closed(self) -> None:
+        """The reader of stdout went away: end the command, exit 141, print nothing more."""
+        self.end(EXIT_PIPE, PIPE_REASON)
+
+    def end(self, code: int, reason: str) -> None:
+        """End the command with exit ``code``: cancel the running turn (the command ends
+        once it has), or stop the command when no turn runs or when it is ending already."""
+        already = self.exit_code is not None
+        if not already:
+            self.exit_code = code
+        turn = self._turn
+        if turn is not None and not turn.cancelled and not already:
+            turn.cancel(reason)
+            return
+        self._stop()
 
     def _pressed(self) -> None:
         self.count += 1
@@ -95,6 +128,10 @@ class CtrlC:
             turn.cancel(CANCEL_REASON)
             click.echo("\n(cancelling the turn; Ctrl-C again quits)", err=True)
             return
+        self._stop()
+
+    def _stop(self) -> None:
+        """Stop the whole block; exit at once should it not wind down in time."""
         if self._scope is not None and not self.stopped:
             self.stopped = True
             self._scope.cancel()
@@ -110,4 +147,4 @@ class CtrlC:
         # Straight to the file descriptor, and nothing flushed: the main thread may hold a
         # stream's lock, and this thread must not wait for it.
         os.write(sys.stderr.fileno(), (line + "\n").encode())
-        os._exit(EXIT_INTERRUPTED)
+        os._exit(self.exit_code if self.exit_code is not None else EXIT_INTERRUPTED)

@@ -10,12 +10,37 @@ import click
 
 from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError
 
-__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "emit_json", "fail"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PIPE",
+    "EXIT_TERMINATED",
+    "EXIT_USAGE",
+    "emit_json",
+    "fail",
+    "stdout_gone",
+]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # ended by Ctrl-C (SIGINT), as the shell reports it: 128 + 2
+EXIT_PIPE = 141  # the reader of stdout went away (SIGPIPE, as the shell reports it: 128 + 13)
+EXIT_TERMINATED = 143  # ended by SIGTERM, as the shell reports it: 128 + 15
+
+
+def stdout_gone() -> None:
+    """The reader of stdout went away (a ``BrokenPipeError``): point stdout at the null
+    device, so that nothing written later, nor the interpreter's last flush, fails again."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no file descriptor to redirect: nothing more to do
+        pass
 
 
 def emit_json(value: Any) -> None:

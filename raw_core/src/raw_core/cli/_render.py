@@ -6,6 +6,9 @@ effects and their results go to stderr, so ``raw run "..." > answer.txt`` keeps 
 answer. With ``--json`` every event is one JSON line on stdout, panel updates included
 (``panel_updated``).
 
+When the reader of stdout goes away (``raw run --json | head -1``), a renderer draws
+nothing more and calls its ``on_closed`` (the command then ends the turn and exits 141).
+
 Panels are drawn on stderr when a tool changes them: a ``chat`` panel inline in the
 transcript, in full; a ``sidebar`` panel as a small titled box with its first lines
 (``raw sessions panels ID`` shows it in full). A diagram shows its source.
@@ -15,12 +18,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import click
 
 from raw_core.cli._approval import show_request
 from raw_core.cli._blocks import block_display
+from raw_core.cli._output import stdout_gone
 from raw_core.cli._panels import panel_box, panel_full
 from raw_core.cli._style import Painter
 
@@ -40,12 +45,37 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class TerminalRenderer:
+class _Output:
+    """What the two renderers share: stdout, and what happens when its reader goes away."""
+
+    out: TextIO
+
+    def __init__(self) -> None:
+        self.closed = False  # the reader of stdout went away: nothing more is drawn
+        self.on_closed: Callable[[], None] | None = None
+
+    def _write_out(self, text: str) -> None:
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self._close()
+
+    def _close(self) -> None:
+        self.closed = True
+        if self.out is sys.stdout:
+            stdout_gone()
+        if self.on_closed is not None:
+            self.on_closed()
+
+
+class TerminalRenderer(_Output):
     """Human output: streamed text on stdout; calls, effects and results on stderr."""
 
     def __init__(
         self, out: TextIO | None = None, err: TextIO | None = None, *, spinner: bool | None = None
     ) -> None:
+        super().__init__()
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self._in_text = False
@@ -63,6 +93,8 @@ class TerminalRenderer:
 
     def show_panel(self, update: Any) -> None:
         """Draw an accepted panel update: inline in full (``chat``) or as a box."""
+        if self.closed:
+            return
         data = update.to_dict()
         self._spin(False)
         self._end_text()
@@ -84,11 +116,16 @@ class TerminalRenderer:
 
     def _end_text(self) -> None:
         if self._in_text:
-            self.out.write("\n")
-            self.out.flush()
             self._in_text = False
+            self._write_out("\n")
+
+    def _close(self) -> None:
+        self._spin(False)
+        super()._close()
 
     def __call__(self, event: Any) -> None:
+        if self.closed:
+            return
         data = event.to_dict()
         kind = data["type"]
         if kind in ("turn_started", "tool_call_finished"):
@@ -99,9 +136,8 @@ class TerminalRenderer:
             self._spin(True)
         elif kind == "text_delta":
             self._spin(False)
-            self.out.write(data["text"])
-            self.out.flush()
             self._in_text = True
+            self._write_out(data["text"])
         elif kind == "assistant_committed":
             self._spin(False)
             self._end_text()
@@ -230,15 +266,16 @@ def _arguments_line(arguments: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class JsonRenderer:
+class JsonRenderer(_Output):
     """One JSON object per event, on stdout."""
 
     def __init__(self, out: TextIO | None = None) -> None:
+        super().__init__()
         self.out = out or sys.stdout
 
     def __call__(self, event: Any) -> None:
-        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
-        self.out.flush()
+        if not self.closed:
+            self._write_out(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
 
 
 class TerminalFrontEnd:

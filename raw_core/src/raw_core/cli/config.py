@@ -228,6 +228,9 @@ def validate(config_path: Path | None, as_json: bool) -> None:
             if exc.context.get("path"):
                 found[0] = Path(exc.context["path"])
 
+    from raw_core.cli._log import install
+
+    install()
     anyio.run(check)
     path = found[0]
     if as_json:

@@ -98,8 +98,10 @@ def one_turn(
     if not prompt.strip():
         raise click.UsageError("the prompt is empty")
     text = prompt
-    front_end = TerminalFrontEnd(_renderer(as_json), LineReader() if _interactive() else None)
+    renderer = _renderer(as_json)
+    front_end = TerminalFrontEnd(renderer, LineReader() if _interactive() else None)
     ctrl_c = CtrlC()
+    renderer.on_closed = ctrl_c.output_closed
 
     async def work(app: Any) -> int:
         async with app.open_session(
@@ -116,8 +118,10 @@ def one_turn(
                 with ctrl_c.turn() as signal:
                     ended = await session.run_turn(text, signal=signal)
             finally:  # also when a second Ctrl-C stopped the turn
-                if not as_json:
+                if not as_json and not renderer.closed:
                     click.echo(f"session {session.id}", err=True)
+        if ctrl_c.exit_code is not None:  # SIGTERM, or the reader of stdout went away
+            return ctrl_c.exit_code
         if ended.reason == "completed":
             return EXIT_OK
         return EXIT_INTERRUPTED if ctrl_c.pressed else EXIT_ERROR
