@@ -150,3 +150,39 @@ def test_a_config_error_that_names_its_file_does_not_repeat_it(
     done = raw(env, "policy", "lint", "--config", str(missing))
     assert done.returncode == 2
     assert done.stderr.count(str(missing)) <= 1
+
+
+def test_every_usage_error_of_a_json_command_prints_as_json(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    recording = tmp_path / "recording.jsonl"
+    recording.write_text(json.dumps({"text": "hello"}) + "\n")
+    config = tmp_path / "raw.json"
+    config.write_text(
+        json.dumps(
+            {
+                "models": {"m": {"provider": "replay", "model": str(recording)}},
+                "agents": {"a": {"model": "m", "tools": {"use": ["builtin/read_file"]}}},
+            }
+        )
+    )
+    made = raw(env, "run", "hi", "--config", str(config), "--json")
+    assert made.returncode == 0, made.stderr
+    session_id = json.loads(made.stdout.splitlines()[0])["session_id"]
+    for args, message in (
+        (["run", "--json", "--config", str(config)], "the prompt is empty"),
+        (
+            ["sessions", "resume", "--last", "--json", "--config", str(config)],
+            "the prompt is empty",
+        ),
+        (["sessions", "delete", session_id, "--json"], "deleting needs a confirmation: pass -y"),
+        (["sessions", "show", "--json"], "Missing argument 'SESSION_ID'."),
+        (["run", "--json", "--no-such-option"], "No such option '--no-such-option'."),
+    ):
+        result = raw(env, *args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr == "", args
+        assert json.loads(result.stdout) == {
+            "error": {"code": "usage_invalid", "message": message}
+        }, args
+    assert raw(env, "sessions", "show", session_id).returncode == 0  # nothing was deleted

@@ -138,13 +138,15 @@ def main() -> None:
 
 def _usage_failed(error: click.ClickException, *, exit_code: int = 2) -> None:
     """Report a usage error as every other error is reported: ``raw: usage_invalid: ...``
-    and what to do, exit 2 (or the exception's own code)."""
-    from raw_core.cli._hints import hint
+    and what to do, exit 2 (or the exception's own code); in the JSON form when the command
+    line asks for JSON (``--json`` before any ``--``)."""
+    from raw_core.cli._output import fail
     from raw_core.errors import UsageInvalid
 
     context = getattr(error, "ctx", None)
     command = context.command_path if context is not None else "raw"
-    invalid = UsageInvalid(error.format_message())
-    click.echo(f"raw: {invalid}", err=True)
-    click.echo(f"  hint: {hint(invalid, command=command)}", err=True)
-    sys.exit(exit_code)
+    words = sys.argv[1:]
+    as_json = "--json" in (words[: words.index("--")] if "--" in words else words)
+    fail(
+        UsageInvalid(error.format_message()), as_json=as_json, exit_code=exit_code, command=command
+    )

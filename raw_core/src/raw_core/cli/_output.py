@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import click
 
-from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError
+from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError, UsageInvalid
 
 __all__ = [
     "EXIT_ERROR",
@@ -20,6 +20,7 @@ __all__ = [
     "emit_json",
     "fail",
     "stdout_gone",
+    "usage_failed",
 ]
 
 EXIT_OK = 0
@@ -66,9 +67,20 @@ def _config_file(error: RawError) -> str | None:
     return None
 
 
-def fail(error: RawError, *, as_json: bool, exit_code: int = EXIT_USAGE) -> NoReturn:
+def usage_failed(message: str, *, as_json: bool, field: str | None = None) -> NoReturn:
+    """A command line the running command cannot run: ``usage_invalid``, exit 2, in the
+    JSON form with ``--json``, with a hint naming the command's ``--help`` otherwise."""
+    context = click.get_current_context(silent=True)
+    command = context.command_path if context is not None else None
+    fail(UsageInvalid(message, field=field), as_json=as_json, command=command)
+
+
+def fail(
+    error: RawError, *, as_json: bool, exit_code: int = EXIT_USAGE, command: str | None = None
+) -> NoReturn:
     """Report ``error`` and exit: JSON ``{"error": {code, message, field?, path?}}`` on
-    stdout (``path``: the file a config error is in), or a line on stderr."""
+    stdout (``path``: the file a config error is in), or a line on stderr and a hint
+    (``command``: the command line's command, named by a usage error's hint)."""
     if as_json:
         payload = {"code": error.code, "message": error.message}
         if error.field is not None:
@@ -81,7 +93,7 @@ def fail(error: RawError, *, as_json: bool, exit_code: int = EXIT_USAGE) -> NoRe
         from raw_core.cli._hints import hint
 
         click.echo(f"raw: {describe(error)}", err=True)
-        advice = hint(error)
+        advice = hint(error, command=command)
         if advice is not None:
             click.echo(f"  hint: {advice}", err=True)
     sys.exit(exit_code)

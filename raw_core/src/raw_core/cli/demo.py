@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from raw_core.cli._output import fail
+from raw_core.cli._output import fail, usage_failed
 from raw_core.errors import RawError
 
 __all__ = ["demo"]
@@ -50,9 +50,7 @@ def demo(directory: Path | None, as_json: bool) -> None:
         )
         shutil.copy(DEMO_DIR / "raw.json", root / "raw.json")
     except OSError as exc:
-        raise click.UsageError(
-            f"cannot create the demo project in {root}: {exc.strerror}"
-        ) from None
+        usage_failed(f"cannot create the demo project in {root}: {exc.strerror}", as_json=as_json)
     if not as_json:
         click.echo(
             f"raw demo: a real turn in {project}\n"

@@ -18,7 +18,7 @@ import click
 
 from raw_core.cli._app import agent_option, config_option, max_output_bytes_option, with_app
 from raw_core.cli._chat import conversation
-from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK
+from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, usage_failed
 
 __all__ = ["chat", "conversation", "run", "run_options"]
 
@@ -90,13 +90,13 @@ def one_turn(
 
     if prompt is None:
         if sys.stdin.isatty():
-            raise click.UsageError("give a PROMPT, or pipe one on standard input")
+            usage_failed("give a PROMPT, or pipe one on standard input", as_json=as_json)
         prompt = sys.stdin.read()
     # Arguments and stdin bytes that are not UTF-8 arrive as lone surrogates: read them as
     # U+FFFD, since a prompt is stored and sent as UTF-8.
     prompt = prompt.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if not prompt.strip():
-        raise click.UsageError("the prompt is empty")
+        usage_failed("the prompt is empty", as_json=as_json)
     text = prompt
     renderer = _renderer(as_json)
     front_end = TerminalFrontEnd(renderer, LineReader() if _interactive() else None)

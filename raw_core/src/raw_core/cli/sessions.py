@@ -12,7 +12,14 @@ import click
 
 from raw_core.cli._app import agent_option, config_option, with_app
 from raw_core.cli._blocks import block_display
-from raw_core.cli._output import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, emit_json, fail
+from raw_core.cli._output import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    emit_json,
+    fail,
+    usage_failed,
+)
 from raw_core.cli._panels import panel_full, panel_name
 from raw_core.cli.run import conversation, one_turn, run_options
 
@@ -378,7 +385,7 @@ def delete(session_id: str, yes: bool, config_path: Path | None, as_json: bool) 
     )
     if not yes:
         if not sys.stdin.isatty():
-            raise click.UsageError("deleting needs a confirmation: pass -y")
+            usage_failed("deleting needs a confirmation: pass -y", as_json=as_json)
         click.confirm(
             f"delete session {info.id} ({info.title or 'untitled'})?", abort=True, err=True
         )
