@@ -85,24 +85,27 @@ def user_texts(env: dict[str, str], session_id: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("colour", [True, False])
+@pytest.mark.parametrize("way", ["colour", "NO_COLOR", "--no-color"])
 def test_a_terminal_gets_colour_and_no_color_gets_none(
-    tmp_path: Path, env: dict[str, str], children: Children, colour: bool
+    tmp_path: Path, env: dict[str, str], children: Children, way: str
 ) -> None:
     config = replay_config(tmp_path, "one", [bash("echo hi"), {"text": "Done."}])
-    if colour:
+    colour = way == "colour"
+    if way != "NO_COLOR":
         del env["NO_COLOR"]
-    child = spawn(children, ["run", "say hi", "--config", str(config)], env, tmp_path)
+    options = ["--no-color"] if way == "--no-color" else []
+    child = spawn(children, [*options, "run", "say hi", "--config", str(config)], env, tmp_path)
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
     output = child.before
     assert "bash" in output
     assert "Done." in output
+    assert "waiting for the model" in output  # the spinner, coloured or not
     coloured_call = "\x1b[1;36m→ bash"
     assert (coloured_call in output) is colour
     if not colour:
-        assert "\x1b[3" not in output  # no foreground colour at all
+        assert "\x1b[3" not in output  # no foreground colour at all, the spinner's included
 
 
 def test_long_output_is_folded_on_screen_and_whole_in_the_session(

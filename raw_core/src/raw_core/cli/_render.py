@@ -27,7 +27,7 @@ from raw_core.cli._approval import show_request
 from raw_core.cli._blocks import block_display
 from raw_core.cli._output import stdout_gone
 from raw_core.cli._panels import panel_box, panel_full
-from raw_core.cli._style import Painter
+from raw_core.cli._style import Painter, colour_wanted
 
 __all__ = [
     "JsonRenderer",
@@ -84,7 +84,10 @@ class TerminalRenderer(_Output):
         if use_spinner:
             from rich.console import Console
 
-            self._status = Console(file=self.err).status("waiting for the model…")
+            # No colour (raw --no-color, NO_COLOR, TERM=dumb): a spinner in plain text.
+            plain = not colour_wanted(self.err)
+            console = Console(file=self.err, color_system=None if plain else "auto")
+            self._status = console.status("waiting for the model…")
         self._spinning = False
         self.session_id: str | None = None
         self._usage: dict[str, Any] | None = None  # the turn's last usage event
