@@ -186,3 +186,36 @@ def test_every_usage_error_of_a_json_command_prints_as_json(
             "error": {"code": "usage_invalid", "message": message}
         }, args
     assert raw(env, "sessions", "show", session_id).returncode == 0  # nothing was deleted
+
+
+def test_a_cwd_that_is_not_a_folder_is_a_usage_error_and_changes_nothing(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    recording = tmp_path / "recording.jsonl"
+    recording.write_text(json.dumps({"text": "hello"}) + "\n")
+    config = tmp_path / "raw.json"
+    config.write_text(
+        json.dumps(
+            {
+                "models": {"m": {"provider": "replay", "model": str(recording)}},
+                "agents": {"a": {"model": "m", "tools": {"use": ["builtin/read_file"]}}},
+            }
+        )
+    )
+    missing = str(tmp_path / "no" / "such" / "folder")
+    fresh = raw(env, "run", "hi", "--config", str(config), "--cwd", missing)
+    assert fresh.returncode == 2, fresh.stderr
+    assert fresh.stderr.startswith("raw: usage_invalid: Invalid value for '--cwd'")
+    assert json.loads(raw(env, "sessions", "list", "--json").stdout) == []  # no session made
+
+    made = raw(env, "run", "hi", "--config", str(config), "--cwd", str(tmp_path))
+    assert made.returncode == 0, made.stderr
+    for args in (
+        ["sessions", "resume", "--last", "--cwd", missing, "again", "--config", str(config)],
+        ["tools", "call", "builtin/read_file", "{}", "--config", str(config), "--cwd", missing],
+    ):
+        result = raw(env, *args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert "usage_invalid" in result.stderr, args
+    (listed,) = json.loads(raw(env, "sessions", "list", "--json").stdout)
+    assert listed["cwd"] == str(tmp_path)  # the session keeps its folder

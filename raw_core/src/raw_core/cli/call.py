@@ -24,7 +24,7 @@ __all__ = ["call"]
 @agent_option
 @click.option(
     "--cwd",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="The session's working directory (default: the current directory).",
 )

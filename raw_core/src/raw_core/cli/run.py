@@ -35,7 +35,7 @@ def run_options(function: Callable[..., Any]) -> Callable[..., Any]:
             agent_option,
             click.option(
                 "--cwd",
-                type=click.Path(file_okay=False, path_type=Path),
+                type=click.Path(exists=True, file_okay=False, path_type=Path),
                 default=None,
                 help="The working directory tools see (default: the session's own, else"
                 " the current one).",
