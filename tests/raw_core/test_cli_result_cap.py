@@ -123,3 +123,30 @@ def test_resume_caps_the_results_of_its_turn_only(
     earlier, resumed = stored_results(env, session_id)
     assert earlier == ("x" * OUTPUT_CHARS, None)  # under the agent's cap: stored whole
     assert_capped(resumed)
+
+
+NOTE = "(the model was given a shortened result)"
+
+
+def test_the_shortened_result_note_is_printed_only_for_a_cut_result(
+    tmp_path: Path, make_tool: Any, env: dict[str, str]
+) -> None:
+    config = config_calling_big(tmp_path, make_tool, "note")
+    capped = raw(env, "run", "go", "--config", str(config), "--max-output-bytes", str(CAP))
+    assert NOTE in capped.stderr
+    whole = raw(env, "run", "go", "--config", str(config))
+    assert NOTE not in whole.stderr
+    # An error whose model copy is reworded (the host's copy names more) was not cut.
+    data = json.loads(config.read_text())
+    data["rules"] = [{"match": "agent/big", "effect": "ask"}]
+    config.write_text(json.dumps(data))
+    asked = raw(env, "run", "go", "--config", str(config), "--json")
+    finished = next(
+        e for e in map(json.loads, asked.stdout.splitlines()) if e["type"] == "tool_call_finished"
+    )
+    assert finished["code"] == "approval_unavailable"
+    assert finished["content"] != finished["full_content"]
+    assert finished["truncated"] is False
+    unavailable = raw(env, "run", "go", "--config", str(config))
+    assert "[approval_unavailable]" in unavailable.stderr
+    assert NOTE not in unavailable.stderr

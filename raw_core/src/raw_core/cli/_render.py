@@ -205,7 +205,7 @@ class TerminalRenderer(_Output):
             )
         for line in tail:
             self._paint.line(f"  │ {line}", "output")
-        if data["content"] != data["full_content"]:
+        if data.get("truncated"):  # not a reworded error, nor a call the model never sees
             self._paint.line("  (the model was given a shortened result)", "note")
         self.err.flush()
 

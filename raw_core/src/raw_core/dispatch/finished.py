@@ -27,7 +27,9 @@ class ToolCallFinished:
     """A call's result (``content`` is what the model receives; ``full_content`` what the
     terminal shows). ``identity`` is ``None`` when no selected tool had the name;
     ``arguments`` are the validated arguments (``None`` when they were not valid);
-    ``panels`` are the call's panel updates, accepted and rejected."""
+    ``panels`` are the call's panel updates, accepted and rejected; ``truncated`` says
+    whether ``content`` was cut to the result cap (an error's reworded model copy, or a
+    call the model never receives, is not)."""
 
     tool_call_id: str
     name: str
@@ -39,6 +41,7 @@ class ToolCallFinished:
     content: tuple[ContentBlock, ...]
     full_content: tuple[ContentBlock, ...]
     panels: tuple[PanelUpdate, ...] = ()
+    truncated: bool = False  # the model's copy was cut to the result cap
 
     def to_dict(self) -> dict[str, Any]:
         """``{"type": "tool_call_finished", ...}``: every field, blocks in their JSON form,
@@ -55,6 +58,7 @@ class ToolCallFinished:
             "content": [block_to_dict(block) for block in self.content],
             "full_content": [block_to_dict(block) for block in self.full_content],
             "panels": [update.to_dict() for update in self.panels],
+            "truncated": self.truncated,
         }
 
 
@@ -92,4 +96,5 @@ class CallOutcome:
             content=result.content,
             full_content=result.full_content,
             panels=result.panels,
+            truncated=result.truncated,
         )
