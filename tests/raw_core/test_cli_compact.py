@@ -113,8 +113,16 @@ def test_sessions_compact_fails_cleanly_when_the_model_fails(
     config = project(tmp_path, [])  # the recording has no reply for the summary request
     done = raw("sessions", "compact", session_id, "--config", str(config), "--json", env=env)
     assert done.returncode == 1
-    assert json.loads(done.stdout)["error"]["code"] == "provider_error"
+    ended = json.loads(done.stdout)  # the compaction_ended event, as cli.md says
+    assert ended["type"] == "compaction_ended"
+    assert ended["session_id"] == session_id
+    assert ended["outcome"] == "failed"
+    assert ended["error"]["code"] == "provider_error"
     assert "Traceback" not in done.stderr
+    assert context_of(tmp_path, session_id) == before
+    text = raw("sessions", "compact", session_id, "--config", str(config), env=env)
+    assert text.returncode == 1
+    assert text.stderr.startswith("raw: provider_error: ")
     assert context_of(tmp_path, session_id) == before
 
 

@@ -292,17 +292,26 @@ def compact(
     2 for a usage or config error."""
     session_id = _full_id(session_id, as_json=as_json, config_path=config_path)
     from raw_core.cli._interrupt import CtrlC
+    from raw_core.cli._render import TerminalFrontEnd
     from raw_core.errors import ProviderError
 
     found: list[Any] = []
     failed: list[ProviderError] = []
+    events: list[Any] = []  # the compaction's events: a failed one ends with its own
     ctrl_c = CtrlC()
 
     async def work(app: Any) -> int:
         ctrl_c.session_id = session_id
         with ctrl_c.turn() as signal:
             try:
-                found.append(await app.compact_session(session_id, agent=agent_name, signal=signal))
+                found.append(
+                    await app.compact_session(
+                        session_id,
+                        agent=agent_name,
+                        signal=signal,
+                        front_end=TerminalFrontEnd(events.append, None),
+                    )
+                )
             except ProviderError as exc:  # the compaction itself failed: exit 1, not 2
                 failed.append(exc)
         return EXIT_OK
@@ -310,6 +319,10 @@ def compact(
     # Any other error (config, usage, an unknown agent) exits 2, as raw run does.
     code = with_app(work, config_path=config_path, as_json=as_json, ctrl_c=ctrl_c)
     if failed:
+        ended_events = [e.to_dict() for e in events if e.to_dict()["type"] == "compaction_ended"]
+        if as_json and ended_events:  # the compaction_ended event (outcome failed), exit 1
+            emit_json(ended_events[-1])
+            sys.exit(EXIT_ERROR)
         fail(failed[0], as_json=as_json, exit_code=EXIT_ERROR)
     if not found:
         sys.exit(code)
