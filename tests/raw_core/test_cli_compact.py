@@ -160,3 +160,21 @@ def test_a_turn_past_the_threshold_compacts_and_the_terminal_says_so(
     kinds = [json.loads(line)["type"] for line in streamed.stdout.splitlines()]
     assert kinds.index("compaction_started") < kinds.index("compaction_ended")
     assert kinds[-1] == "turn_ended"
+
+
+def test_compact_in_a_chat_prints_its_result_once(tmp_path: Path, env: dict[str, str]) -> None:
+    answers = [f"answer {n} " + "a" * 200 for n in range(6)]
+    config = project(tmp_path, [*answers, "The user asked six questions."])
+    prompts = "".join(f"question {n} {'q' * 200}\n" for n in range(6)) + "/compact\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "raw_core", "chat", "--config", str(config)],
+        env=env,
+        input=prompts,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("(compacted: ") == 1, done.stderr
+    assert done.stderr.count("(compacting the conversation: ") == 1

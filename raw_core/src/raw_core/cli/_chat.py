@@ -211,11 +211,8 @@ async def _command(text: str, app: Any, agent_name: str | None, session: Any) ->
     elif name == "/compact":
         if session is None:
             click.echo("(nothing to compact yet)", err=True)
-        else:
-            from raw_core.cli._render import compaction_line
-
-            ended = await app.compact_session(session.id)
-            click.echo(f"({compaction_line(ended.to_dict())})", err=True)
+        else:  # its events are rendered as a turn's compaction is: nothing to add here
+            await app.compact_session(session.id)
     else:
         click.echo(f"raw: unknown command {name}; /help lists the commands", err=True)
     return True

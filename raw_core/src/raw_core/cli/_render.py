@@ -79,6 +79,7 @@ class TerminalRenderer(_Output):
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self._in_text = False
+        self._in_turn = False  # between turn_started and turn_ended
         use_spinner = spinner if spinner is not None else self.err.isatty()
         self._status: Any = None
         if use_spinner:
@@ -134,6 +135,7 @@ class TerminalRenderer(_Output):
         if kind in ("turn_started", "tool_call_finished"):
             if kind == "turn_started":
                 self.session_id = data["session_id"]
+                self._in_turn = True
             if kind == "tool_call_finished":
                 self._result(data)
             self._spin(True)
@@ -168,8 +170,10 @@ class TerminalRenderer(_Output):
             self._end_text()
             self._paint.line(f"({compaction_line(data)})", "note")
             self.err.flush()
-            self._spin(kind == "compaction_ended")
+            # In a turn, its request follows; a chat's /compact goes back to the prompt.
+            self._spin(kind == "compaction_ended" and self._in_turn)
         elif kind == "turn_ended":
+            self._in_turn = False
             self._spin(False)
             self._end_text()
             if self._usage is not None:
