@@ -219,3 +219,29 @@ def test_a_cwd_that_is_not_a_folder_is_a_usage_error_and_changes_nothing(
         assert "usage_invalid" in result.stderr, args
     (listed,) = json.loads(raw(env, "sessions", "list", "--json").stdout)
     assert listed["cwd"] == str(tmp_path)  # the session keeps its folder
+
+
+def test_an_unknown_chat_command_is_a_usage_error_and_the_chat_goes_on(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    config = tmp_path / "raw.json"
+    config.write_text(
+        json.dumps(
+            {
+                "models": {"m": {"provider": "replay", "model": str(tmp_path / "none.jsonl")}},
+                "agents": {"a": {"model": "m", "tools": {"use": []}}},
+            }
+        )
+    )
+    result = subprocess.run(
+        [RAW, "chat", "--config", str(config)],
+        env=env,
+        input="/nosuch\n/help\n",
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "raw: usage_invalid: unknown command /nosuch; /help lists the commands" in result.stderr
+    assert "/quit      end the chat" in result.stderr  # the next line was still read

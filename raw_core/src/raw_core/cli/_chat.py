@@ -214,5 +214,7 @@ async def _command(text: str, app: Any, agent_name: str | None, session: Any) ->
         else:  # its events are rendered as a turn's compaction is: nothing to add here
             await app.compact_session(session.id)
     else:
-        click.echo(f"raw: unknown command {name}; /help lists the commands", err=True)
+        from raw_core.errors import UsageInvalid
+
+        raise UsageInvalid(f"unknown command {name}; /help lists the commands")
     return True
