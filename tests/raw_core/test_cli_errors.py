@@ -245,3 +245,23 @@ def test_an_unknown_chat_command_is_a_usage_error_and_the_chat_goes_on(
     assert result.returncode == 0, result.stderr
     assert "raw: usage_invalid: unknown command /nosuch; /help lists the commands" in result.stderr
     assert "/quit      end the chat" in result.stderr  # the next line was still read
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["sessions", "resume"], "give a session id (or a unique prefix of one), or --last"),
+        (
+            ["sessions", "resume", "0123abc", "hello", "--last"],
+            "give a session id or --last, not both",
+        ),
+    ],
+)
+def test_resume_without_a_session_or_with_two_ways_is_a_usage_error(
+    env: dict[str, str], args: list[str], message: str
+) -> None:
+    result = raw(env, *args)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[0] == f"raw: usage_invalid: {message} (at session_id)"
+    as_json = raw(env, *args, "--json")
+    assert json.loads(as_json.stdout)["error"]["code"] == "usage_invalid"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from raw_core.errors import SessionNotFound
+from raw_core.errors import SessionNotFound, UsageInvalid
 
 __all__ = ["resolve_session_id"]
 
@@ -15,18 +15,19 @@ FULL_ID_LENGTH = 32  # a session id: 32 lowercase hex digits
 async def resolve_session_id(app: Any, given: str | None, *, last: bool = False) -> str:
     """The full id ``given`` names (itself, or the one session whose id starts with it), or
     the most recent session with ``last``. ``session_not_found`` when none matches, when
-    the prefix matches more than one, or when there is no session to take as the last."""
+    the prefix matches more than one, or when there is no session to take as the last;
+    ``usage_invalid`` when neither or both of an id and ``last`` are given."""
     if last:
         if given is not None:
-            raise SessionNotFound(
-                "give a session id or --last, not both", session_id=given, field="session_id"
-            )
+            raise UsageInvalid("give a session id or --last, not both", field="session_id")
         newest = await app.list_sessions(limit=1)
         if not newest:
             raise SessionNotFound("there is no session yet to resume with --last")
         return str(newest[0].id)
     if given is None:
-        raise SessionNotFound("give a session id (or a unique prefix of one), or --last")
+        raise UsageInvalid(
+            "give a session id (or a unique prefix of one), or --last", field="session_id"
+        )
     if len(given) == FULL_ID_LENGTH:  # a whole id: the command meets its own errors
         return given
     found = [info.id for info in await app.list_sessions() if info.id.startswith(given)]
