@@ -265,3 +265,24 @@ def test_resume_without_a_session_or_with_two_ways_is_a_usage_error(
     assert result.stderr.splitlines()[0] == f"raw: usage_invalid: {message} (at session_id)"
     as_json = raw(env, *args, "--json")
     assert json.loads(as_json.stdout)["error"]["code"] == "usage_invalid"
+
+
+@pytest.mark.parametrize("text", ["not json", "[]"])
+def test_pkg_commands_refuse_a_config_that_is_not_a_json_object(
+    tmp_path: Path, env: dict[str, str], text: str
+) -> None:
+    config = tmp_path / "raw.json"
+    config.write_text(text)
+    for args in (["pkg", "list"], ["pkg", "show", "acme"], ["pkg", "remove", "acme"]):
+        result = raw(env, *args, "--config", str(config))
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert result.stderr.startswith("raw: config_invalid: "), args
+        as_json = raw(env, *args, "--config", str(config), "--json")
+        assert as_json.returncode == 2
+        error = json.loads(as_json.stdout)["error"]
+        assert (error["code"], error["field"], error["path"]) == (
+            "config_invalid",
+            "$",
+            str(config),
+        )
+    assert not (tmp_path / "raw-packages.json").exists()

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json, fail
-from raw_core.errors import ConfigNotFound, RawError
+from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError
 
 __all__ = ["pkg"]
 
@@ -30,11 +30,32 @@ _json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.
 
 
 def _config_file(config_path: Path | None) -> Path:
+    """The config file whose index to use. Only its form is checked here (a JSON object,
+    ``config_invalid`` otherwise, as in every command): its fields may name models and
+    variables of the user's layer, or the packages being installed."""
+    import json
+
     from raw_core import find_config
 
     path = find_config(config_path)
     if not path.is_file():
         raise ConfigNotFound(f"no config file at {path}", path=str(path))
+    try:
+        data = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise ConfigNotFound(f"cannot read {path}: {exc.strerror}", path=str(path)) from None
+    except (ValueError, RecursionError) as exc:
+        detail = (
+            f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+            if isinstance(exc, json.JSONDecodeError)
+            else "it does not decode"
+        )
+        raise ConfigInvalid(
+            f"{path} is not valid JSON: {detail}", field="$", path=str(path)
+        ) from None
+    if not isinstance(data, dict):
+        found = "an array" if isinstance(data, list) else type(data).__name__
+        raise ConfigInvalid(f"expected an object, found {found}", field="$", path=str(path))
     return path
 
 
