@@ -131,6 +131,11 @@ def test_json_output_carries_panel_events_and_the_store_reads_them_back(project:
         "sessions", "action", session["id"], "agent/painter:inline", "ask", "--config", str(project)
     )
     assert (prompt.exit_code, prompt.stdout) == (0, "Explain the note.\n")
+    bare = invoke(  # a bare panel id will do when one selected tool declares it
+        "sessions", "action", session["id"], "inline", "ask", "--config", str(project), "--json"
+    )
+    assert bare.exit_code == 0, bare.output
+    assert json.loads(bare.stdout)["panel"] == "agent/painter:inline"
     again = invoke(
         "sessions",
         "action",
