@@ -1,7 +1,8 @@
 """The reference command line, ``raw``.
 
 Exit codes (design.md): 0 success; 1 the checked thing or the call ended in an error; 2 a
-usage or config error; 130 ended by Ctrl-C. No traceback reaches the user for bad input:
+usage or config error; 130 ended by Ctrl-C; 141 the reader of stdout went away; 143 ended
+by SIGTERM. No traceback reaches the user for bad input:
 every :class:`~raw_core.errors.RawError` is printed as ``code: message`` (or as JSON with
 ``--json``).
 """

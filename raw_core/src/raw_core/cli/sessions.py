@@ -333,7 +333,9 @@ def compact(
         from raw_core.cli._render import compaction_line
 
         click.echo(compaction_line(ended))
-    sys.exit(EXIT_INTERRUPTED if ended["outcome"] == "cancelled" else EXIT_OK)
+    if ended["outcome"] == "cancelled":  # by Ctrl-C, or by SIGTERM (its own code)
+        sys.exit(ctrl_c.exit_code if ctrl_c.exit_code is not None else EXIT_INTERRUPTED)
+    sys.exit(EXIT_OK)
 
 
 @sessions.command("resume")
