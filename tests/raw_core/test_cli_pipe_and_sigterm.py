@@ -193,3 +193,28 @@ def test_a_logged_failure_is_one_line_unless_raw_debug_asks(
         assert "not shown" in result.stderr
     else:
         assert result.stderr == first
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["sessions", "--help"], ["sessions", "list", "--json"]], ids=" ".join
+)
+def test_any_command_whose_stdout_is_closed_exits_141_quietly(
+    tmp_path: Path, env: dict[str, str], args: list[str]
+) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: every write fails
+    try:
+        result = subprocess.run(
+            [raw_script(), *args],
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=EXIT_WITHIN,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141, result.stderr
+    assert result.stderr == ""

@@ -79,6 +79,15 @@ class _Raw(LazyGroup):
         self._add_plugin_commands()
         return super().list_commands(ctx)
 
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:  # ``raw --help`` and ``raw --version`` print here
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:
+            from raw_core.cli._output import EXIT_PIPE, stdout_gone
+
+            stdout_gone()
+            raise click.exceptions.Exit(EXIT_PIPE) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
