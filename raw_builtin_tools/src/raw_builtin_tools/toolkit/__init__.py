@@ -11,7 +11,8 @@ working when ``raw-builtin-tools`` is upgraded, as long as this package keeps it
   keyword parameters and new error codes.
 * **What may change:** which submodule (``lines``, ``paths``, ``patch``, ``hunks``, ``atomic``,
   ``workspace``, ``edits``, ``processes``, ``background``, ``output_log``, ``images``,
-  ``shell``, ``shell_records``, ``shell_words``, ``wrappers``) defines a name, anything
+  ``shell``, ``shell_parser``, ``shell_prefixes``, ``shell_records``, ``shell_words``,
+  ``wrappers``) defines a name, anything
   not in ``__all__``, anything named with a leading underscore, and the modules named
   with one anywhere in ``raw_builtin_tools``. Import from the package, not from a
   submodule.
