@@ -8,9 +8,10 @@ tightens: an ``allow`` in an agent never overrides a floor's ``ask`` or ``deny``
 the first of agent, project, user, managed is named as the one that decided. A tool any
 layer hides (its last matching rule there is an unconditional deny) is hidden.
 
-Built only on the evaluator's public API (``decider``, ``text_decider``, ``conditions``,
-``otherwise``, ``explain``, ``hidden``, ``matching_rules``), so it composes with however a
-policy evaluates its own rules.
+Built on the evaluator's public API (``decider``, ``text_decider``, ``conditions``,
+``otherwise``, ``explain``, ``hidden``, ``matching_rules``) and on the predicates' joining
+(``join_predicates``, ``compile_strings``), so it composes with however a policy evaluates
+its own rules.
 """
 
 from __future__ import annotations
