@@ -193,3 +193,25 @@ def test_reserved_words_nested_past_the_reparse_limit_are_unparsed() -> None:
     check_bounds(deep, parsed)
     many = "time ! true; " * 300  # more words than MAX_PREFIX_CANDIDATES
     assert "unparsed" in parse_command(many, "/w").flags
+
+
+def test_a_reparse_that_runs_out_of_time_keeps_what_the_first_parse_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The parse again with the reserved words blanked shares the command's time budget.
+    When it runs out, what the first parse read is kept (the command is ``unparsed``): a
+    rule on the programs still sees ``rm``."""
+    from raw_builtin_tools.toolkit import shell
+
+    real = shell.parse_within
+    calls: list[bytes] = []
+
+    def first_only(data: bytes, seconds: float) -> tuple[Any, float]:
+        calls.append(data)
+        return real(data, seconds) if len(calls) == 1 else (None, seconds)
+
+    monkeypatch.setattr(shell, "parse_within", first_only)
+    parsed = parse_command("rm -rf victim\ntime { :; }\n", "/w")
+    assert len(calls) == 2  # the first parse, then the one that ran out of time
+    assert "unparsed" in parsed.flags
+    assert [program.name for program in parsed.programs][:2] == ["rm", "time"]

@@ -187,9 +187,11 @@ def read_prefixes(
     tree: Any, data: bytes, parse: Callable[[bytes], Any]
 ) -> tuple[Any, bytes, dict[int, Wrappers], bool]:
     """Parse ``data`` again with ``parse`` until ``tree`` holds no prefix. Return the last
-    tree (``None`` when a parse ran out of time), the text it was parsed from, the wrappers
-    of each prefix by where its command starts, and whether a limit was reached
-    (:data:`MAX_PREFIX_CANDIDATES`, :data:`MAX_PREFIX_ROUNDS`)."""
+    tree that parsed (``None`` only when ``tree`` is), the text it was parsed from, the
+    wrappers of each prefix by where its command starts, and whether a limit was reached
+    (:data:`MAX_PREFIX_CANDIDATES`, :data:`MAX_PREFIX_ROUNDS`, or a parse that ran out of
+    time). A parse that runs out of time leaves the tree before it: what that tree read is
+    kept, as past any other limit, and the command is ``unparsed``."""
     wrappers: dict[int, Wrappers] = {}
     rounds = 0
     while tree is not None and may_hold_prefix(data):
@@ -197,9 +199,12 @@ def read_prefixes(
         if not found or rounds == MAX_PREFIX_ROUNDS:
             return tree, data, wrappers, more or bool(found)
         rounds += 1
+        blanked = blank(data, found)
+        again = parse(blanked)
+        if again is None:
+            return tree, data, wrappers, True
         wrappers.update((prefix.body, prefix.wrappers) for prefix in found if prefix.wrappers)
-        data = blank(data, found)
-        tree = parse(data)
+        tree, data = again, blanked
         if more:
             return tree, data, wrappers, True
     return tree, data, wrappers, False
