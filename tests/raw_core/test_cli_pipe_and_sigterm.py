@@ -196,7 +196,15 @@ def test_a_logged_failure_is_one_line_unless_raw_debug_asks(
 
 
 @pytest.mark.parametrize(
-    "args", [["--help"], ["sessions", "--help"], ["sessions", "list", "--json"]], ids=" ".join
+    "args",
+    [
+        ["--help"],
+        ["sessions", "--help"],
+        ["sessions", "list", "--json"],
+        ["run", "--bogus", "--json"],  # a usage error, in its JSON form on stdout
+        ["run", "hi", "--cwd", "/no/such/folder", "--json"],
+    ],
+    ids=" ".join,
 )
 def test_any_command_whose_stdout_is_closed_exits_141_quietly(
     tmp_path: Path, env: dict[str, str], args: list[str]

@@ -157,6 +157,15 @@ def _usage_failed(error: click.ClickException, *, exit_code: int = 2) -> None:
     command = context.command_path if context is not None else "raw"
     words = sys.argv[1:]
     as_json = "--json" in (words[: words.index("--")] if "--" in words else words)
-    fail(
-        UsageInvalid(error.format_message()), as_json=as_json, exit_code=exit_code, command=command
-    )
+    try:
+        fail(
+            UsageInvalid(error.format_message()),
+            as_json=as_json,
+            exit_code=exit_code,
+            command=command,
+        )
+    except BrokenPipeError:  # the reader of stdout went away: quietly, as SIGPIPE would
+        from raw_core.cli._output import EXIT_PIPE, stdout_gone
+
+        stdout_gone()
+        sys.exit(EXIT_PIPE)
