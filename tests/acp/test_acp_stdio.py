@@ -137,7 +137,7 @@ def test_a_cwd_that_is_no_directory_is_refused_and_changes_nothing(project: Proj
     ):
         error = answers[request_id]["error"]
         assert error["code"] == -32602, error
-        assert error["data"] == {"cwd": str(path), "message": f"cwd {str(path)!r} {why}"}
+        assert error["data"] == {"cwd": str(path), "message": f"cwd {json.dumps(str(path))} {why}"}
     assert not missing.exists()
     # Nothing was made, and the loaded session keeps its folder.
     assert [(info["id"], info["cwd"]) for info in _stored(project)] == [

@@ -12,6 +12,7 @@ unfinished calls recorded as cancelled) and the sessions closed, still valid.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -256,7 +257,7 @@ class RawAgent:
             raise RequestError.invalid_params(
                 {
                     "cwd": cwd,
-                    "message": f"cwd {cwd!r} "
+                    "message": f"cwd {json.dumps(cwd, ensure_ascii=False)} "
                     + ("does not exist" if missing else "is not a directory"),
                 }
             )
