@@ -201,16 +201,15 @@ def test_a_reparse_that_runs_out_of_time_keeps_what_the_first_parse_read(
     """The parse again with the reserved words blanked shares the command's time budget.
     When it runs out, what the first parse read is kept (the command is ``unparsed``): a
     rule on the programs still sees ``rm``."""
-    from raw_builtin_tools.toolkit import shell
+    from raw_builtin_tools.toolkit.shell_parser import parse_within as real
 
-    real = shell.parse_within
     calls: list[bytes] = []
 
     def first_only(data: bytes, seconds: float) -> tuple[Any, float]:
         calls.append(data)
         return real(data, seconds) if len(calls) == 1 else (None, seconds)
 
-    monkeypatch.setattr(shell, "parse_within", first_only)
+    monkeypatch.setattr("raw_builtin_tools.toolkit.shell.parse_within", first_only)
     parsed = parse_command("rm -rf victim\ntime { :; }\n", "/w")
     assert len(calls) == 2  # the first parse, then the one that ran out of time
     assert "unparsed" in parsed.flags
