@@ -126,6 +126,27 @@ def raw_script() -> str:
     return str(RAW)
 
 
+def run_raw(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``raw ARGS`` in ``tmp_path``, its state, config, data and home folders inside it,
+    stdin empty, its output captured."""
+    env = dict(os.environ)
+    env.update(
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        HOME=str(tmp_path / "home"),
+    )
+    return subprocess.run(
+        [raw_script(), *args],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
 # --- processes a test starts ------------------------------------------------------------
 
 

@@ -5,33 +5,12 @@ refuse when they open the backend, with the same field and message, run as a use
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import raw_script
-
-
-def run_raw(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.update(
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"),
-        HOME=str(tmp_path / "home"),
-    )
-    return subprocess.run(
-        [raw_script(), *args],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+from tests.conftest import run_raw
 
 
 def write_config(tmp_path: Path, backend: dict[str, Any]) -> Path:

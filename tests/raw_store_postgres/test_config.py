@@ -6,7 +6,6 @@ its sessions on the server."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from raw_store_postgres import PostgresBackend, PostgresOptions, parse_options
 from raw_store_postgres import plugin as postgres_plugin
 from raw_store_postgres.config import resolve_dsn
 from raw_store_postgres.testing import ThrowawayServer
-from tests.conftest import raw_script
+from tests.conftest import run_raw
 
 GOOD = {"type": "postgres", "dsn": {"env": "RAW_TEST_PG_DSN"}}
 
@@ -198,25 +197,6 @@ def test_the_config_examples_of_the_scale_out_page_are_valid(tmp_path: Path) -> 
         loaded = load_config(path, host=postgres_host())
         assert loaded.sessions.backend.type == "postgres"
         parse_options(loaded.sessions.backend.options)
-
-
-def run_raw(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.update(
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"),
-        HOME=str(tmp_path / "home"),
-    )
-    return subprocess.run(
-        [raw_script(), *args],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
 
 
 def test_a_dsn_naming_an_undefined_variable_is_refused_by_validate_and_every_command(
