@@ -13,25 +13,11 @@ import random
 from typing import Any
 
 from raw_core.config import Effect, Floor, Predicate, Rule
-from raw_core.policy import Decision, Policy, bind_floors
-from raw_core.policy.predicate import ToolShape
+from raw_core.policy import Policy, bind_floors
+from tests.raw_core.policy.layered import EFFECTS, TOOLS, strictest
 
-STRING = {"type": "string"}
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "commands": {
-            "type": "array",
-            "items": {"type": "object", "properties": {"command": STRING}},
-        },
-        "name": STRING,
-    },
-}
-TOOLS = [ToolShape.from_schemas(identity, input_schema=SCHEMA) for identity in ("t/a", "t/b")]
 PATTERNS = ("a", "^b", "(?i)AB", "c$", r"\Qa)|(b", "(?P<x>ba)", "(?P<x>c.)", "")
 WORDS = ("a", "b", "ab", "AB", "c", "ba", "a)|(b", "ca", "")
-RANK = {"allow": 0, "ask": 1, "deny": 2}
-EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
 
 
 def _rules(rng: random.Random, most: int) -> tuple[Rule, ...]:
@@ -61,15 +47,6 @@ def _call(rng: random.Random) -> dict[str, Any]:
     return arguments
 
 
-def _reference(layers: list[Policy], identity: str, arguments: Any) -> Decision:
-    decision = layers[0].decide(identity, arguments)
-    for policy in layers[1:]:
-        found = policy.decide(identity, arguments)
-        if RANK[found.verdict] > RANK[decision.verdict]:
-            decision = found
-    return decision
-
-
 def test_floors_in_one_pass_agree_with_layer_by_layer() -> None:
     rng = random.Random(20261201)
     one_pass = 0
@@ -87,7 +64,7 @@ def test_floors_in_one_pass_agree_with_layer_by_layer() -> None:
         for _ in range(20):
             arguments = _call(rng)
             for identity in ("t/a", "t/b"):
-                assert floored.decide(identity, arguments) == _reference(
+                assert floored.decide(identity, arguments) == strictest(
                     layers, identity, arguments
                 ), (agent.rules, floors, arguments)
     assert one_pass > 100  # the random sets do take the one-pass route

@@ -18,23 +18,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from raw_core.config import Effect, Floor, Predicate, Rule
-from raw_core.policy import Decision, FlooredPolicy, Policy, bind_floors
+from raw_core.config import Floor, Predicate, Rule
+from raw_core.policy import FlooredPolicy, Policy, bind_floors
 from raw_core.policy._chain import TextChain
-from raw_core.policy.predicate import ToolShape, compile_strings, parse_path
+from raw_core.policy.predicate import compile_strings, parse_path
+from tests.raw_core.policy.layered import EFFECTS, TOOLS, strictest
 
-STRING = {"type": "string"}
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "commands": {
-            "type": "array",
-            "items": {"type": "object", "properties": {"command": STRING}},
-        },
-        "name": STRING,
-    },
-}
-TOOLS = [ToolShape.from_schemas(identity, input_schema=SCHEMA) for identity in ("t/a", "t/b")]
 # With a required literal (rm, git, push, ab, ...) and without one ((?i), an alternation,
 # a class, the empty pattern), and two that RE2 will not join with others.
 PATTERNS = (
@@ -51,8 +40,6 @@ PATTERNS = (
     "(?P<x>ba)",
 )
 WORDS = ("a", "b", "ab", "AB", "c", "ba", "rm ", "git push", "x", "a)|(b", " ", "")
-RANK = {"allow": 0, "ask": 1, "deny": 2}
-EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
 COMMANDS = parse_path("commands[*].command")
 
 TEXT = st.lists(st.sampled_from(WORDS), max_size=4).map("".join)
@@ -84,15 +71,6 @@ FLOORS = st.lists(
 )
 
 
-def _reference(layers: list[Policy], identity: str, arguments: Any) -> Decision:
-    decision = layers[0].decide(identity, arguments)
-    for policy in layers[1:]:
-        found = policy.decide(identity, arguments)
-        if RANK[found.verdict] > RANK[decision.verdict]:
-            decision = found
-    return decision
-
-
 def _floored(agent_rules: tuple[Rule, ...], floors: list[tuple[str, tuple[Rule, ...]]]) -> Any:
     agent = Policy.bind(agent_rules, TOOLS)
     return bind_floors(
@@ -115,7 +93,7 @@ def test_floored_verdicts_agree_with_each_layer_decided_alone(
     layers = [floored.agent, *(policy for _floor, policy in floored.floors)]
     for arguments in calls:
         for identity in ("t/a", "t/b"):
-            assert floored.decide(identity, arguments) == _reference(layers, identity, arguments)
+            assert floored.decide(identity, arguments) == strictest(layers, identity, arguments)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
