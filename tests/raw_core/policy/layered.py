@@ -1,12 +1,14 @@
-"""What the generated floors tests share: two tools with a batch-shaped schema, and the
-reference verdict a floored policy must give — each layer decided alone with
-``Policy.decide``, the strictest wins (the first layer on a tie)."""
+"""What the generated floors tests share: two tools with a batch-shaped schema, seeded
+rule sets for them, and the reference verdict a floored policy must give — each layer
+decided alone with ``Policy.decide``, the strictest wins (the first layer on a tie)."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from typing import Any
 
-from raw_core.config import Effect
+from raw_core.config import Effect, Predicate, Rule
 from raw_core.policy import Decision, Policy
 from raw_core.policy.predicate import ToolShape
 
@@ -34,3 +36,19 @@ def strictest(layers: list[Policy], identity: str, arguments: Any) -> Decision:
         if RANK[found.verdict] > RANK[decision.verdict]:
             decision = found
     return decision
+
+
+def random_rules(rng: random.Random, most: int, patterns: Sequence[str]) -> tuple[Rule, ...]:
+    """Up to ``most`` rules on the tools: mostly asks with a condition on
+    ``commands[*].command`` (or ``name``) from ``patterns``, else unconditional ones."""
+    found: list[Rule] = []
+    for _ in range(rng.randint(0, most)):
+        match = rng.choice(["t/a", "t/*", "t/b", "*"])
+        if rng.random() < 0.8:
+            path = "commands[*].command" if rng.random() < 0.9 else "name"
+            when = Predicate(source="arguments", any=path, regex=rng.choice(patterns))
+            found.append(Rule(match=match, effect="ask", when=when))  # a condition only asks
+        else:
+            effect: Effect = rng.choice(EFFECTS)
+            found.append(Rule(match=match, effect=effect))
+    return tuple(found)

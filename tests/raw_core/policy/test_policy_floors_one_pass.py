@@ -12,26 +12,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from raw_core.config import Effect, Floor, Predicate, Rule
+from raw_core.config import Floor, Rule
 from raw_core.policy import Policy, bind_floors
-from tests.raw_core.policy.layered import EFFECTS, TOOLS, strictest
+from tests.raw_core.policy.layered import TOOLS, random_rules, strictest
 
 PATTERNS = ("a", "^b", "(?i)AB", "c$", r"\Qa)|(b", "(?P<x>ba)", "(?P<x>c.)", "")
 WORDS = ("a", "b", "ab", "AB", "c", "ba", "a)|(b", "ca", "")
-
-
-def _rules(rng: random.Random, most: int) -> tuple[Rule, ...]:
-    found: list[Rule] = []
-    for _ in range(rng.randint(0, most)):
-        match = rng.choice(["t/a", "t/*", "t/b", "*"])
-        if rng.random() < 0.8:
-            path = "commands[*].command" if rng.random() < 0.9 else "name"
-            when = Predicate(source="arguments", any=path, regex=rng.choice(PATTERNS))
-            found.append(Rule(match=match, effect="ask", when=when))
-        else:
-            effect: Effect = rng.choice(EFFECTS)
-            found.append(Rule(match=match, effect=effect))
-    return tuple(found)
 
 
 def _text(rng: random.Random) -> str:
@@ -51,9 +37,9 @@ def test_floors_in_one_pass_agree_with_layer_by_layer() -> None:
     rng = random.Random(20261201)
     one_pass = 0
     for _ in range(300):
-        agent = Policy.bind(_rules(rng, 30), TOOLS)
+        agent = Policy.bind(random_rules(rng, 30, PATTERNS), TOOLS)
         floors = [
-            Floor(layer=layer, rules=_rules(rng, 4))  # type: ignore[arg-type]
+            Floor(layer=layer, rules=random_rules(rng, 4, PATTERNS))  # type: ignore[arg-type]
             for layer in rng.sample(["project", "user", "managed"], rng.randint(1, 3))
         ]
         floored = bind_floors(agent, floors, TOOLS)

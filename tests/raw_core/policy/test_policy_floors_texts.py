@@ -22,7 +22,7 @@ from raw_core.config import Floor, Predicate, Rule
 from raw_core.policy import FlooredPolicy, Policy, bind_floors
 from raw_core.policy._chain import TextChain
 from raw_core.policy.predicate import compile_strings, parse_path
-from tests.raw_core.policy.layered import EFFECTS, TOOLS, strictest
+from tests.raw_core.policy.layered import EFFECTS, TOOLS, random_rules, strictest
 
 # With a required literal (rm, git, push, ab, ...) and without one ((?i), an alternation,
 # a class, the empty pattern), and two that RE2 will not join with others.
@@ -144,25 +144,13 @@ def test_the_generated_sets_take_every_route() -> None:
 def _draw(rng: random.Random) -> tuple[tuple[Rule, ...], list[tuple[str, tuple[Rule, ...]]], Any]:
     """A seeded draw of the shapes the strategies above generate."""
 
-    def some_rules(most: int) -> tuple[Rule, ...]:
-        found: list[Rule] = []
-        for _ in range(rng.randint(0, most)):
-            match = rng.choice(["t/a", "t/*", "t/b", "*"])
-            if rng.random() < 0.8:
-                path = "commands[*].command" if rng.random() < 0.9 else "name"
-                when = Predicate(source="arguments", any=path, regex=rng.choice(PATTERNS))
-                found.append(Rule(match=match, effect="ask", when=when))
-            else:
-                found.append(Rule(match=match, effect=rng.choice(EFFECTS)))
-        return tuple(found)
-
     def text() -> str:
         return "".join(rng.choice(WORDS) for _ in range(rng.randint(0, 4)))
 
     layers = rng.sample(["project", "user", "managed"], rng.randint(1, 3))
-    floors = [(layer, some_rules(4)) for layer in layers]
+    floors = [(layer, random_rules(rng, 4, PATTERNS)) for layer in layers]
     arguments = {"commands": [{"command": text()} for _ in range(rng.randint(0, 3))]}
-    return some_rules(14), floors, arguments
+    return random_rules(rng, 14, PATTERNS), floors, arguments
 
 
 class Counting(dict[str, Any]):
