@@ -411,3 +411,78 @@ async def test_a_batch_cancelled_while_it_runs_reports_its_rows(
     assert "[1/3] ok: first\ndone\n" in text
     assert "[2/3] error (cancelled): second\nstopped: the call was cancelled" in text
     assert "[3/3] skipped: third\nnot run: the call was cancelled during entry 2" in text
+
+
+# --- the limit around handlers that open scopes of their own -----------------------------
+
+# The handler's first step (up to its first wait) runs before the call's timer is set; the
+# scopes it enters there must still nest inside the call's, whatever happens next.
+OWN_SCOPES = """
+import time
+import anyio
+
+SEEN = {}
+STARTED = []
+
+async def handler(args, context):
+    SEEN["started"] = anyio.current_time()
+    time.sleep(0.005)  # the first step takes time: the limit counts it
+    async with anyio.create_task_group() as group:
+        with anyio.move_on_after(100):
+            await anyio.sleep(0)
+            SEEN["deadline"] = anyio.current_effective_deadline()
+            for started in STARTED:
+                started.set()
+            await anyio.sleep(WAIT_SECONDS)
+        group.start_soon(anyio.sleep, 0)
+    return {"content": [{"type": "text", "text": "finished"}]}
+"""
+
+
+def own_scopes(wait: float) -> str:
+    """The handler above, waiting ``wait`` seconds inside its own scopes."""
+    return f"WAIT_SECONDS = {wait}\n{OWN_SCOPES}"
+
+
+async def test_a_handler_that_opens_its_own_scopes_finishes_within_its_limit(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    dispatcher = dispatcher_for(tmp_path, make_tool, {"scopes": own_scopes(0)}, handler_timeout=30)
+    result = await dispatcher.dispatch(call("scopes"))
+    assert (result.status, result.text()) == ("ok", "finished")
+    seen = globals_of(dispatcher, "scopes")["SEEN"]
+    # the limit was counted from before the handler started, not from its first wait
+    assert seen["deadline"] <= seen["started"] + 30
+
+
+async def test_a_handler_waiting_inside_its_own_scopes_is_stopped_at_the_limit(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    dispatcher = dispatcher_for(
+        tmp_path, make_tool, {"scopes": own_scopes(60)}, handler_timeout=0.3
+    )
+    result = await dispatcher.dispatch(call("scopes"))
+    assert result.code == "timeout"
+    assert result.text() == "error [timeout]: the call did not finish within 0.3 s"
+
+
+async def test_a_handler_waiting_inside_its_own_scopes_is_stopped_by_its_signal(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    dispatcher = dispatcher_for(tmp_path, make_tool, {"scopes": own_scopes(60)})
+    started = anyio.Event()
+    globals_of(dispatcher, "scopes")["STARTED"].append(started)
+    signal = CancellationSignal()
+    results: list[Any] = []
+
+    async def run() -> None:
+        results.append(await dispatcher.dispatch(call("scopes"), signal=signal))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        with anyio.fail_after(WAIT):
+            await started.wait()
+        signal.cancel("cancelled by the user")
+    (result,) = results
+    assert result.code == "cancelled"
+    assert result.text() == "error [cancelled]: the call was cancelled (cancelled by the user)"

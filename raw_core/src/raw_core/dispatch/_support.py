@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import inspect
 import math
+import types
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol
 
 import anyio
 
+from raw_core.dispatch._resume import resume
 from raw_core.errors import (
     Cancelled,
     HandlerError,
@@ -200,17 +202,32 @@ async def guard(
     clock: HandlerClock | None = None,
 ) -> Any:
     """Await ``awaitable``; stop it when ``signal`` fires or ``limit`` seconds pass (not
-    counting the time ``clock`` is paused: a handler's pending interaction requests)."""
+    counting the time ``clock`` is paused: a handler's pending interaction requests).
+
+    The limit counts from here, but its timer is set only once a coroutine first yields:
+    one that returns in its first step never waited, so there was nothing to stop
+    (:mod:`raw_core.dispatch._resume`)."""
     if signal.cancelled:
         if inspect.iscoroutine(awaitable):
             awaitable.close()
         raise Cancelled(f"the call was cancelled ({signal.reason})")
     deadline = anyio.current_time() + limit if limit is not None else math.inf
-    result: Any = None
-    with signal.cancel_scope(deadline) as scope:
-        if clock is not None:
-            clock.bind(scope)
-        result = await awaitable
+    scope = anyio.CancelScope()
+    signal.attach(scope)
+    try:
+        with scope:
+            if isinstance(awaitable, types.CoroutineType):
+                try:
+                    yielded = awaitable.send(None)
+                except StopIteration as stop:
+                    return stop.value
+                awaitable = resume(awaitable, yielded)
+            scope.deadline = deadline
+            if clock is not None:
+                clock.bind(scope)
+            result = await awaitable
+    finally:
+        signal.detach(scope)
     if not scope.cancelled_caught:
         return result
     if signal.cancelled:
