@@ -195,7 +195,10 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
+# Hidden from the type checker, which would otherwise take any name as existing here: the
+# imports above give every public name its real type, and a misspelt one stays an error.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 
 __all__ = [
@@ -287,6 +290,7 @@ __all__ = [
     "hookimpl",
     "implements",
     "install_package",
+    "lazy_exports",
     "list_packages",
     "load_agent",
     "load_config",

@@ -11,8 +11,9 @@ libraries load only when it runs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from raw_core import lazy_exports
 
 if TYPE_CHECKING:
     from raw_dashboard.live import APPROVAL_WAIT, DashboardFrontEnd, Hub
@@ -45,12 +46,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'raw_dashboard' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+# Hidden from the type checker, which would otherwise take any name as existing here: the
+# imports above give every public name its real type, and a misspelt one stays an error.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)

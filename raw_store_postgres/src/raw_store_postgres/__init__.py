@@ -7,8 +7,9 @@ psycopg: its names are loaded when first used, so plug-in discovery stays fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from raw_core import lazy_exports
 
 if TYPE_CHECKING:
     from raw_store_postgres.backend import DEFAULT_EXPIRE_AFTER_DAYS, PostgresBackend
@@ -31,17 +32,10 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'raw_store_postgres' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+# Hidden from the type checker, which would otherwise take any name as existing here: the
+# imports above give every public name its real type, and a misspelt one stays an error.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 
 __all__ = [

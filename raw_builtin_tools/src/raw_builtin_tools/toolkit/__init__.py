@@ -63,8 +63,9 @@ modules that define them alone.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from raw_core import lazy_exports
 
 if TYPE_CHECKING:
     from raw_builtin_tools.toolkit.atomic import Staged, stage, write_atomic
@@ -281,21 +282,7 @@ __all__ = [
 ]
 
 
-def _import(name: str) -> Any:
-    """Import ``name`` from its submodule on first use, then keep it in the package."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def _names() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
-
 # Hidden from the type checker, which would otherwise take any name as existing here: the
 # imports above give every public name its real type, and a misspelt one stays an error.
 if not TYPE_CHECKING:
-    __getattr__, __dir__ = _import, _names
+    __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)

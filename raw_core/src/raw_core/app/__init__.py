@@ -59,7 +59,10 @@ _LAZY = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+# Hidden from the type checker, which would otherwise take any name as existing here: the
+# imports above give every public name its real type, and a misspelt one stays an error.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 __all__ = [
