@@ -212,6 +212,7 @@ async def guard(
             awaitable.close()
         raise Cancelled(f"the call was cancelled ({signal.reason})")
     deadline = anyio.current_time() + limit if limit is not None else math.inf
+    result: Any = None
     scope = anyio.CancelScope()
     signal.attach(scope)
     try:
