@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -286,3 +287,73 @@ def test_pkg_commands_refuse_a_config_that_is_not_a_json_object(
             str(config),
         )
     assert not (tmp_path / "raw-packages.json").exists()
+
+
+# --- faults no command caught -------------------------------------------------------------
+
+EXPLODING_COMMAND = """
+import sys
+
+import click
+
+from raw_core.cli import cli, main
+
+
+@cli.command("explode")
+@click.option("--json", "as_json", is_flag=True)
+def explode(as_json: bool) -> None:
+    raise RuntimeError("boom")
+
+
+sys.argv = ["raw", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("debug", ["", "1"])
+def test_a_fault_no_command_caught_is_one_internal_error_line(
+    env: dict[str, str], tmp_path: Path, debug: str
+) -> None:
+    script = tmp_path / "explode.py"
+    script.write_text(EXPLODING_COMMAND, encoding="utf-8")
+    env["RAW_DEBUG"] = debug
+    done = subprocess.run(
+        [sys.executable, str(script), "explode"],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("raw: internal_error: raw failed: RuntimeError: boom"), done.stderr
+    assert ("Traceback (most recent call last)" in done.stderr) == bool(debug)
+    as_json = subprocess.run(
+        [sys.executable, str(script), "explode", "--json"],
+        env={**env, "RAW_DEBUG": ""},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout)["error"]["code"] == "internal_error"
+    assert "Traceback" not in as_json.stderr
+
+
+@pytest.mark.parametrize("where", ["a file", "a folder in place of the trust list"])
+def test_trusting_a_folder_where_the_config_folder_cannot_be_written(
+    env: dict[str, str], tmp_path: Path, where: str
+) -> None:
+    if where == "a file":
+        config_home = tmp_path / "not-a-folder"
+        config_home.write_text("", encoding="utf-8")
+    else:
+        config_home = tmp_path / "config-home"
+        (config_home / "raw" / "trusted-folders.json").mkdir(parents=True)
+    env["XDG_CONFIG_HOME"] = str(config_home)
+    done = raw(env, "config", "trust", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.startswith("raw: config_invalid: cannot write the trusted folders to ")
+    assert "Traceback" not in done.stderr

@@ -143,7 +143,37 @@ def main() -> None:
     except click.Abort as exc:  # Ctrl-C or Ctrl-D in one of click's own prompts
         click.echo(err=True)
         sys.exit(EXIT_INTERRUPTED if isinstance(exc.__context__, KeyboardInterrupt) else 1)
+    except Exception as exc:  # a fault no command caught: one line, never a traceback
+        _crashed(exc)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _wants_json() -> bool:
+    """Whether the command line asks for JSON (``--json`` before any ``--``)."""
+    words = sys.argv[1:]
+    return "--json" in (words[: words.index("--")] if "--" in words else words)
+
+
+def _crashed(error: Exception) -> None:
+    """A fault of raw's own or of a plug-in that no command turned into a
+    :class:`~raw_core.errors.RawError`: ``internal_error``, exit 1, as one line (or
+    ``{"error": ...}`` with ``--json``); ``RAW_DEBUG=1`` prints the traceback first."""
+    import os
+    import traceback
+
+    from raw_core.cli._output import fail
+    from raw_core.errors import InternalError
+
+    if os.environ.get("RAW_DEBUG", "") not in ("", "0"):
+        traceback.print_exception(error)
+    report = InternalError(f"raw failed: {type(error).__name__}: {error} (RAW_DEBUG=1 shows where)")
+    try:
+        fail(report, as_json=_wants_json(), exit_code=1)
+    except BrokenPipeError:
+        from raw_core.cli._output import EXIT_PIPE, stdout_gone
+
+        stdout_gone()
+        sys.exit(EXIT_PIPE)
 
 
 def _usage_failed(error: click.ClickException, *, exit_code: int = 2) -> None:
@@ -155,12 +185,10 @@ def _usage_failed(error: click.ClickException, *, exit_code: int = 2) -> None:
 
     context = getattr(error, "ctx", None)
     command = context.command_path if context is not None else "raw"
-    words = sys.argv[1:]
-    as_json = "--json" in (words[: words.index("--")] if "--" in words else words)
     try:
         fail(
             UsageInvalid(error.format_message()),
-            as_json=as_json,
+            as_json=_wants_json(),
             exit_code=exit_code,
             command=command,
         )

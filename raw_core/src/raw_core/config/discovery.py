@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from raw_core._json import JsonInputError, loads_strict
-from raw_core.errors import ConfigNotFound, ConfigUntrusted
+from raw_core.errors import ConfigInvalid, ConfigNotFound, ConfigUntrusted
 
 __all__ = [
     "PROJECT_CONFIG",
@@ -74,21 +74,35 @@ def trust_folder(folder: Path, environ: Mapping[str, str] | None = None) -> Path
     if not real.is_dir():
         raise ConfigNotFound(f"no folder at {folder}", path=str(folder))
     directory = user_config_dir(environ)
-    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / _TRUST_FILE
     folders = trusted_folders(environ)
     if str(real) not in folders:
         folders.append(str(real))
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".trusted-", suffix=".json")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".trusted-", suffix=".json")
+    except OSError as exc:
+        raise _unwritable(target, exc) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump({"folders": folders}, handle, indent=2)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temporary, directory / _TRUST_FILE)
-    except BaseException:
+        os.replace(temporary, target)
+    except BaseException as exc:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _unwritable(target, exc) from None
         raise
     return real
+
+
+def _unwritable(target: Path, error: OSError) -> ConfigInvalid:
+    return ConfigInvalid(
+        f"cannot write the trusted folders to {target}: {error.strerror or error}; the user"
+        " config folder must be a folder raw can write (XDG_CONFIG_HOME, or ~/.config)",
+        path=str(target),
+    )
 
 
 def trusted_project_config(
