@@ -100,6 +100,23 @@ def test_a_floor_deny_hides_the_tool_and_says_which_floor() -> None:
     assert caught.value.context["layer"] == "managed"
 
 
+@pytest.mark.parametrize(
+    "floor",
+    [
+        pytest.param([rule("builtin/bash", "ask")], id="a-floor-on-another-tool"),
+        pytest.param([rule("builtin/read_file", "ask")], id="a-floor-on-the-same-tool"),
+        pytest.param([rule("*", "allow")], id="a-floor-that-only-allows"),
+    ],
+)
+def test_a_tool_the_agents_rules_hide_is_listed_as_hidden_whatever_the_floor(
+    floor: list[Rule],
+) -> None:
+    policy = floored([rule("builtin/read_file", "deny")], user=floor)
+    assert not policy.is_exposed("builtin/read_file")
+    assert policy.hidden == {"builtin/read_file": 0}
+    assert policy.hidden_layer("builtin/read_file") == "agent"
+
+
 def test_a_later_conditional_floor_rule_keeps_the_tool_exposed() -> None:
     policy = floored([], user=[rule("builtin/bash", "deny"), rule("builtin/bash", "ask", RM)])
     assert policy.is_exposed("builtin/bash")
@@ -206,3 +223,11 @@ def test_bad_examples_are_config_errors_at_their_path(
         parse_config(text)
     assert caught.value.field == field
     assert fragment in caught.value.message
+
+
+def test_a_config_floor_is_named_alike_in_every_message() -> None:
+    policy = floored([], config=[rule("builtin/bash", "deny"), rule("builtin/read_file", "ask")])
+    with pytest.raises(ToolNotExposed) as caught:
+        policy.check_exposed("builtin/bash")
+    assert "the config's floor (/config.json)" in caught.value.message
+    assert policy.decide("builtin/read_file", call("ls")).where == "the config's floor"

@@ -17,6 +17,7 @@ __all__ = [
     "LintFinding",
     "RuleExplanation",
     "match_json",
+    "rules_named",
 ]
 
 _WHERE: Final = {
@@ -42,7 +43,13 @@ class Decision:
     def where(self) -> str:
         """The rules that decided, as messages name them: ``tools.rules``, ``the user
         floor``..."""
-        return _WHERE.get(self.layer, f"the {self.layer} floor")
+        return rules_named(self.layer)
+
+
+def rules_named(layer: str) -> str:
+    """A layer's rules as messages name them: ``tools.rules`` (the agent's), ``the user
+    floor``, ``the config's floor`` (the top-level rules of a config without layers)..."""
+    return _WHERE.get(layer, f"the {layer} floor")
 
 
 ALLOW: Final = Decision(verdict="allow", rule=None)

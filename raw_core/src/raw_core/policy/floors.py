@@ -24,6 +24,7 @@ import attrs
 from raw_core.config import Effect, Floor
 from raw_core.errors import ConfigInvalid, ToolNotExposed, ToolUnknown
 from raw_core.policy._engine import Decision, Explanation, LintFinding, Policy, RuleExplanation
+from raw_core.policy._records import rules_named
 from raw_core.policy.examples import ExampleResult
 from raw_core.policy.predicate import ToolShape, compile_strings, join_predicates
 
@@ -139,7 +140,7 @@ def _guarded(
 
 def _label(floor: Floor) -> str:
     where = f" ({floor.path})" if floor.path is not None else ""
-    return f"the {floor.layer} floor{where}"
+    return f"{rules_named(floor.layer)}{where}"
 
 
 class FlooredPolicy:
@@ -167,14 +168,15 @@ class FlooredPolicy:
                 if most:
                     asked.append((policy, most))
             own = agent.decider(identity)
+            rule = agent.hidden.get(identity)
+            if rule is not None:  # hidden by the agent's own rules, whatever the floors say
+                self._hidden[identity] = ("agent", rule)
             if not asked:
                 self._deciders[identity] = own
                 continue
             layered = _strictest(own, tuple((p.decider(identity), most) for p, most in asked))
             self._deciders[identity] = _guarded(identity, agent, asked) or layered
-            rule = agent.hidden.get(identity)
             if rule is not None:
-                self._hidden[identity] = ("agent", rule)
                 continue
             for floor, policy in self._floors:
                 rule = policy.hidden.get(identity)
