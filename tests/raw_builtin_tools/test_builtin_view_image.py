@@ -85,7 +85,7 @@ def _bad_crc() -> bytes:
         ("notes.png", b"just some text, not a picture\n", "image_invalid", "not a PNG or JPEG"),
         ("empty.jpg", b"", "image_invalid", "not a PNG or JPEG"),
         ("cut.png", _truncated(), "image_invalid", "begins as a PNG but"),
-        ("crc.png", _bad_crc(), "image_invalid", "checksum"),
+        ("crc.png", _bad_crc(), "image_invalid", "the checksum of its IHDR chunk is wrong"),
         ("cut.jpg", jpeg(8, 8)[:30], "image_invalid", "begins as a JPEG but"),
         ("wide.png", png(MAX_IMAGE_SIDE + 1, 1), "image_too_large", "pixels a side"),
         ("big.png", png(2, 2, extra=MAX_IMAGE_BYTES), "image_too_large", "bytes; at most"),

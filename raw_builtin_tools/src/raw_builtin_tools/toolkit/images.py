@@ -67,6 +67,12 @@ class ImageFile:
         return base64.b64encode(self.data).decode("ascii")
 
 
+def _chunk(kind: bytes) -> str:
+    """A PNG chunk's type as a message names it: ``IEND``, or its bytes' escapes when they
+    are not letters (a damaged file)."""
+    return kind.decode("ascii") if kind.isalpha() else kind.hex(" ")
+
+
 def _png_size(data: bytes) -> tuple[int, int]:
     position = len(_PNG_SIGNATURE)
     size: tuple[int, int] | None = None
@@ -76,11 +82,11 @@ def _png_size(data: bytes) -> tuple[int, int]:
         length, kind = struct.unpack(">I4s", data[position : position + 8])
         end = position + 12 + length
         if end > len(data):
-            raise ValueError(f"its {kind!r} chunk runs past the end of the file")
+            raise ValueError(f"its {_chunk(kind)} chunk runs past the end of the file")
         body = data[position + 8 : end - 4]
         (crc,) = struct.unpack(">I", data[end - 4 : end])
         if zlib.crc32(kind + body) != crc:
-            raise ValueError(f"the checksum of its {kind!r} chunk is wrong")
+            raise ValueError(f"the checksum of its {_chunk(kind)} chunk is wrong")
         if size is None:
             if kind != b"IHDR" or length != 13:
                 raise ValueError("it does not begin with an IHDR chunk")
