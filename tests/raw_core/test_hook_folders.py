@@ -299,6 +299,15 @@ def test_policy_explain_shows_which_hooks_would_run_and_runs_none(tmp_path: Path
     assert "does not match agent/echo" in found[2]["why"]
     text = run_raw(*args, cwd=tmp_path).stdout
     assert "command hooks (not run here):" in text
+    # one column each, as docs/reference/policy.md shows: the hooks padded to the longest
+    lines = text.split("command hooks (not run here):\n")[1].splitlines()
+    assert [line.split()[:3] for line in lines] == [
+        ["PreToolUse", "agent/rm-only", "runs"],
+        ["PostToolUse", "agent/rm-only", "runs"],
+        ["PreToolUse", "agent/elsewhere", "skipped"],
+    ]
+    assert len({line.index(line.split()[2]) for line in lines}) == 1
+    assert len({line.index("match '") for line in lines}) == 1
     assert runs(rm) == []
 
 

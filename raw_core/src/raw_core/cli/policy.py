@@ -127,9 +127,10 @@ def explain(
         click.echo(f"after hooks: {explanation.final_verdict}{reason}")
     if explanation.command_hooks:
         click.echo("command hooks (not run here):")
+        width = max(len(sub.hook) for sub in explanation.command_hooks)
         for sub in explanation.command_hooks:
-            mark = "runs     " if sub.runs else "skipped  "
-            click.echo(f"  {sub.event:<11} {sub.hook}  {mark}  {sub.why}")
+            mark = "runs" if sub.runs else "skipped"
+            click.echo(f"  {sub.event:<11} {sub.hook:<{width}}  {mark:<9}  {sub.why}")
 
 
 def _rule_text(index: int | None) -> str:
