@@ -183,6 +183,18 @@ async def test_a_deny_rule_stops_the_call_before_any_hook_runs(root: Path) -> No
         ('print(json.dumps({"verdict": "allow"}))\n', 'unknown field "verdict"'),
         ('print(json.dumps({"reason": 5}))\n', "answered reason = 5; expected a string"),
         ('print(json.dumps({"context": "a line"}))\n', "which PreToolUse does not take"),
+        # null is a value of the wrong type, as it is for continue: never "no opinion"
+        ('print(json.dumps({"decision": None}))\n', "answered decision = null; expected one"),
+        ('print(json.dumps({"reason": None}))\n', "answered reason = null; expected a string"),
+        ('print(json.dumps({"hookSpecificOutput": None}))\n', "hookSpecificOutput as null"),
+        (
+            'print(json.dumps({"hookSpecificOutput": {"permissionDecision": None}}))\n',
+            "answered hookSpecificOutput.permissionDecision = null",
+        ),
+        (
+            'print(json.dumps({"hookSpecificOutput": {"additionalContext": None}}))\n',
+            "answered hookSpecificOutput.additionalContext = null; expected a string",
+        ),
     ],
     ids=[
         "crash",
@@ -194,6 +206,11 @@ async def test_a_deny_rule_stops_the_call_before_any_hook_runs(root: Path) -> No
         "unknown",
         "bad-type",
         "context",
+        "null-decision",
+        "null-reason",
+        "null-specific",
+        "null-permission",
+        "null-context",
     ],
 )
 async def test_a_hook_that_crashes_or_answers_garbage_fails_the_call_closed(

@@ -9,6 +9,7 @@ an agent is loaded (:mod:`raw_core.hooks.subscriptions`). Every error is a
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Final, Literal, get_args
 
@@ -117,6 +118,15 @@ def _check_rules(manifest: HookManifest, hook: str | None) -> PreparedPredicate 
                 f"$.command[{index}]",
                 hook,
             )
+        try:
+            os.fsencode(part)
+        except UnicodeEncodeError as exc:
+            raise _problem(
+                f"{json_text(part)} cannot be passed to the system: {exc.reason} at"
+                f" character {exc.start}",
+                f"$.command[{index}]",
+                hook,
+            ) from None
     program = manifest.command[0]
     if "/" in program and not program.startswith(("./", "/")):
         raise _problem(

@@ -12,7 +12,8 @@ The protocol is the one hook scripts of other coding agents already speak, read 
 * exit 2: deny, with stderr as the reason;
 * anything else fails: another exit status, a signal, the deadline, a program that cannot
   start, stdout over its bound, output that is not strict JSON or not an object, an unknown
-  field, a value of the wrong type — and any request to rewrite the call
+  field, a value of the wrong type (``null`` included: a field is given or left out) — and
+  any request to rewrite the call
   (``updatedInput`` and the like), which is also logged.
 
 :func:`read_reply` returns a :class:`Reply` or raises :class:`~raw_core.errors.HookFailed`;
@@ -132,9 +133,15 @@ def read_reply(hook: LoadedHook, event: str, finished: Finished, timeout: float)
     return _fields(hook, event, data)
 
 
-def _string(hook: LoadedHook, event: str, data: Mapping[str, Any], key: str, where: str) -> Any:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
+def _string(
+    hook: LoadedHook, event: str, data: Mapping[str, Any], key: str, where: str
+) -> str | None:
+    """The string at ``key`` (``None``: absent). ``null`` is a value of the wrong type,
+    as any other non-string is."""
+    if key not in data:
+        return None
+    value = data[key]
+    if not isinstance(value, str):
         raise _failed(hook, event, f"answered {where}{key} = {json_text(value)}; expected a string")
     return value
 
@@ -151,10 +158,18 @@ def _refuse_rewrites(hook: LoadedHook, event: str, data: Mapping[str, Any], wher
 
 
 def _decision(
-    hook: LoadedHook, event: str, value: Any, allowed: Mapping[str, Decision], name: str
+    hook: LoadedHook,
+    event: str,
+    data: Mapping[str, Any],
+    key: str,
+    allowed: Mapping[str, Decision],
+    where: str,
 ) -> Decision | None:
-    if value is None:
+    """The decision at ``key`` (``None``: absent); ``null`` is not one of them."""
+    if key not in data:
         return None
+    value = data[key]
+    name = where + key
     decision = allowed.get(value) if isinstance(value, str) else None
     if decision is None:
         listed = ", ".join(json_text(k) for k in allowed)
@@ -169,7 +184,7 @@ def _fields(hook: LoadedHook, event: str, data: Mapping[str, Any]) -> Reply:
     unknown = sorted(set(data) - _TOP)
     if unknown:
         raise _failed(hook, event, f"answered an unknown field {json_text(unknown[0])}")
-    decision = _decision(hook, event, data.get("decision"), _DECISIONS, "decision")
+    decision = _decision(hook, event, data, "decision", _DECISIONS, "")
     reason = _string(hook, event, data, "reason", "")
     context = _string(hook, event, data, "context", "")
     stop_reason = _string(hook, event, data, "stopReason", "")
@@ -182,8 +197,8 @@ def _fields(hook: LoadedHook, event: str, data: Mapping[str, Any]) -> Reply:
     if data.get("continue") is False:
         decision = "deny"
         reason = reason or stop_reason
-    specific = data.get("hookSpecificOutput")
-    if specific is not None:
+    if "hookSpecificOutput" in data:
+        specific = data["hookSpecificOutput"]
         if not isinstance(specific, dict):
             raise _failed(hook, event, f"answered hookSpecificOutput as {json_kind(specific)}")
         _refuse_rewrites(hook, event, specific, "hookSpecificOutput.")
@@ -196,17 +211,12 @@ def _fields(hook: LoadedHook, event: str, data: Mapping[str, Any]) -> Reply:
                 hook, event, f"answered hookSpecificOutput.hookEventName = {json_text(named)}"
             )
         permission = _decision(
-            hook,
-            event,
-            specific.get("permissionDecision"),
-            _PERMISSIONS,
-            "hookSpecificOutput.permissionDecision",
+            hook, event, specific, "permissionDecision", _PERMISSIONS, "hookSpecificOutput."
         )
         if _SEVERITY[permission] > _SEVERITY[decision]:
             decision = permission
-        reason = reason or _string(
-            hook, event, specific, "permissionDecisionReason", "hookSpecificOutput."
-        )
+        said = _string(hook, event, specific, "permissionDecisionReason", "hookSpecificOutput.")
+        reason = reason or said
         extra = _string(hook, event, specific, "additionalContext", "hookSpecificOutput.")
         context = context if context is not None else extra
     return Reply(
