@@ -241,6 +241,22 @@ def test_loading_an_agent_binds_its_hooks_and_runs_nothing(tmp_path: Path) -> No
     assert runs(folder) == []
 
 
+def test_a_hooks_own_time_limit_holds_unless_the_agent_lowers_it(tmp_path: Path) -> None:
+    write_tool(tmp_path)
+    write_hook(tmp_path, "patient", python="", timeout_ms=300_000)
+    write_hook(tmp_path, "plain", python="")
+    use = ["agent/patient", "agent/plain"]
+
+    def limits(**hooks: Any) -> list[float]:
+        write_config(tmp_path, use, hooks=hooks)
+        agent = load_agent(load_config(tmp_path / "raw.json"), host=PluginHost())
+        return [agent.hooks.timeout(hook) for hook in agent.hooks.hooks]
+
+    assert limits() == [300.0, 60.0]  # its own 300000, the default 60000
+    assert limits(timeout_ms=120_000) == [120.0, 60.0]  # the agent lowers, never raises
+    assert limits(timeout_ms=1000) == [1.0, 1.0]
+
+
 def run_raw(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [raw_script(), *args], capture_output=True, text=True, cwd=cwd, timeout=60

@@ -71,7 +71,8 @@ class HookSet:
     """An agent's selected hooks, in ``hooks.use`` order, bound to its tools. Build one with
     :meth:`bind`; :meth:`empty` is the set of an agent that selects none.
 
-    ``timeout_cap_ms`` is the agent's ``hooks.timeout_ms``; ``withheld_env`` the names of
+    ``timeout_cap_ms`` is the agent's ``hooks.timeout_ms`` (``None``: it sets none, and
+    each hook keeps its own limit); ``withheld_env`` the names of
     environment variables a hook does not receive (the credentials raw resolves).
     """
 
@@ -174,11 +175,12 @@ class HookSet:
         return chosen
 
     def timeout(self, hook: LoadedHook) -> float:
-        """Seconds ``hook`` may run: its own ``timeout_ms``, never above the agent's cap,
-        60 s by default."""
+        """Seconds ``hook`` may run: its own ``timeout_ms`` (60 s when it sets none),
+        lowered to the agent's ``hooks.timeout_ms`` when the agent sets one — which only
+        ever lowers it."""
         own = hook.manifest.timeout_ms or DEFAULT_HOOK_TIMEOUT_MS
-        cap = self._timeout_cap_ms or DEFAULT_HOOK_TIMEOUT_MS
-        return min(own, cap) / 1000
+        cap = self._timeout_cap_ms
+        return (own if cap is None else min(own, cap)) / 1000
 
     # --- explain -----------------------------------------------------------------------
 
