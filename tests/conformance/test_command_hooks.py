@@ -481,6 +481,28 @@ async def test_post_tool_use_does_not_run_for_a_call_that_never_ran(root: Path) 
     assert runs(post) == []
 
 
+async def test_post_tool_use_does_not_run_for_a_batch_stopped_at_its_time_limit(
+    root: Path,
+) -> None:
+    """A batch stopped at ``handler_timeout_ms`` keeps its rows, but its handler did not
+    return: PostToolUse runs only after a handler returned."""
+    post = write_hook(root, "post", events=["PostToolUse"], python="")
+    write_config(root, ["agent/post"], tools=["builtin/bash"], handler_timeout_ms=500)
+    host = PluginHost()
+    host.load_entry_points()
+    commands = {"commands": [{"command": "true"}, {"command": "sleep 30"}]}
+    async with App.open(root / "raw.json", host=host) as app:
+        stopped = await app.call_tool("builtin/bash", commands, cwd=root / "work")
+        finished = await app.call_tool(
+            "builtin/bash", {"commands": [{"command": "true"}]}, cwd=root / "work"
+        )
+    assert stopped.code == "timeout"
+    assert "error (timeout)" in stopped.text()  # the rows that ran are kept
+    assert finished.status == "ok"
+    (run,) = runs(post)  # only the call whose handler returned
+    assert run["payload"]["result"]["status"] == "ok"
+
+
 async def test_output_past_its_bound_fails_closed(root: Path) -> None:
     write_hook(root, "chatty", python="sys.stdout.write('x' * (2 * 1024 * 1024))\n")
     write_config(root, ["agent/chatty"])

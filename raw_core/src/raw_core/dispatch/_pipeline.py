@@ -14,11 +14,11 @@
 7. the handler, wrapped in the plug-ins' call middlewares (``handler_error``, ``tool_error``,
    ``cancelled``, ``timeout``); a batch stopped at the time limit or cancelled still
    reports the rows that finished (:mod:`raw_core.dispatch._partial`). The handler's panel
-   blocks are taken out of its result before the middlewares see it. The PostToolUse
-   command hooks then see the result and may withhold it (``result_withheld``,
-   ``hook_failed``) or add a line. The call's panel updates (both ways,
-   :mod:`raw_core.tools.panels`) travel with its result, errors included (a withheld
-   result too).
+   blocks are taken out of its result before the middlewares see it. Once the handler
+   returned (not for a stopped batch), the PostToolUse command hooks see the result and
+   may withhold it (``result_withheld``, ``hook_failed``) or add a line. The call's panel
+   updates (both ways, :mod:`raw_core.tools.panels`) travel with its result, errors
+   included (a withheld result too).
 
 A failure at any step stops the call before the next and becomes a :class:`ToolResult` the
 model can read; no exception escapes to the caller except a cancellation of the caller's
@@ -237,8 +237,14 @@ class Dispatcher:
             if verdict.decision == "ask":
                 await self._approve(prepared.info, verdict, signal)
                 check_sealed(sealed, arguments, effects, "the approval callback")
-            result = await self._run(prepared, signal, sealed)
-            chosen = self._hooks_for("PostToolUse", tool.identity, arguments, effects)
+            result, returned = await self._run(prepared, signal, sealed)
+            # Only after a handler returned: not for a batch stopped at its time limit or
+            # cancelled, whose rows are the dispatcher's report of a call that did not end.
+            chosen = (
+                self._hooks_for("PostToolUse", tool.identity, arguments, effects)
+                if returned
+                else ()
+            )
             if chosen:
                 assert self.hooks is not None
                 # The hooks see the result without its panel blocks; their lines and the
@@ -393,7 +399,9 @@ class Dispatcher:
 
     async def _run(
         self, prepared: PreparedCall, signal: CancellationSignal, sealed: str
-    ) -> ToolResult:
+    ) -> tuple[ToolResult, bool]:
+        """Step 7: the result, and whether the handler returned it (``False``: a batch
+        stopped at its time limit or cancelled, reported with the rows it finished)."""
         tool, context = prepared.tool, prepared.context
         arguments, effects = prepared.arguments, prepared.effects
         middlewares = collect_middlewares(self.host, prepared.info) if self.host is not None else []
@@ -451,6 +459,6 @@ class Dispatcher:
             )
             if stopped is None:
                 raise
-            return stopped
+            return stopped, False
         room = self.max_output_bytes - len(self._note(panels).encode())
-        return result_of(returned, effects, room)
+        return result_of(returned, effects, room), True

@@ -1,8 +1,8 @@
 """Running the command hooks of one event, and what each event does with their answers.
 
 * ``PreToolUse``: dispatch step 5, after the plug-ins' check hooks; may ask or deny.
-* ``PostToolUse``: after the handler, before the result is committed; may withhold the
-  result or add one context line.
+* ``PostToolUse``: after the handler returned (not for a batch the dispatcher stopped),
+  before the result is committed; may withhold the result or add one context line.
 * ``UserPromptSubmit``: before a turn's prompt is committed or sent; may block it or add
   one context line.
 * ``SessionStart`` (a session opened) and ``Stop`` (a turn ended): observe only.
