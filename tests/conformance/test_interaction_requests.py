@@ -535,3 +535,44 @@ async def test_a_lone_call_asks_too_and_a_decline_message_reaches_the_model(
         "error [approval_denied]: the user declined this call: use the staging copy"
     )
     assert unavailable.code == "interaction_unavailable"
+
+
+async def test_a_lone_call_whose_front_end_keeps_answering_wrong_ends(project: Path) -> None:
+    """A lone call has no session another front end could answer through: a front end
+    that answers invalidly at once is asked again a few times (never in a loop that holds
+    the event loop), then the call ends ``answer_invalid`` with the fields' errors."""
+    asks = 0
+
+    async def invalid(request: Any) -> dict[str, Any]:
+        nonlocal asks
+        asks += 1
+        if asks > 50:  # asked again and again: stop the test, not the machine
+            raise RuntimeError("asked without end")
+        return {"name": "", "tone": "zz"}
+
+    front_end = CallbackFrontEnd(interact=invalid, name="cli")
+    async with App.open(project / "raw.json", host=PluginHost()) as app:
+        with anyio.fail_after(WAIT):
+            result = await app.call_tool("agent/ask", {"document": FORM}, front_end=front_end)
+    assert result.code == "answer_invalid", result.text()
+    assert asks == 3
+    fields = {error["field"] for error in result.details["errors"]}
+    assert "$.values.tone" in fields
+
+
+async def test_a_lone_calls_deadline_holds_while_a_front_end_answers_wrong(
+    project: Path,
+) -> None:
+    """Each ask waits on the event loop: the request's own deadline still ends it."""
+
+    async def slow_and_wrong(request: Any) -> dict[str, Any]:
+        await anyio.sleep(WAIT)
+        return {"name": "", "tone": "zz"}
+
+    front_end = CallbackFrontEnd(interact=slow_and_wrong, name="cli")
+    async with App.open(project / "raw.json", host=PluginHost()) as app:
+        with anyio.fail_after(WAIT / 2):
+            result = await app.call_tool(
+                "agent/ask", {"document": FORM, "timeout_ms": 200}, front_end=front_end
+            )
+    assert result.code == "interaction_expired"

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
+import anyio.lowlevel
 import attrs
 
 from raw_core.errors import (
@@ -80,18 +81,28 @@ def approval_of(front_end: FrontEnd) -> Any:
     return approve
 
 
+MAX_ASKS: Final = 3
+"""How many times a lone call asks its front end before an invalid answer ends it."""
+
+
 def interactions_of(front_end: FrontEnd) -> Any:
     """A lone call's interaction callback: the front end, when it can ask (nothing is
-    stored, and the request's deadline bounds the wait)."""
+    stored, and the request's deadline bounds the wait).
+
+    No other front end can answer a lone call by id, so an invalid answer is not kept
+    pending until the deadline: the front end is asked again, :data:`MAX_ASKS` times in
+    all, and then the call ends ``answer_invalid`` with the last answer's errors. Each ask
+    lets the event loop run first, so the deadline and a cancellation are delivered even
+    to a front end that answers without waiting."""
     if not can_interact(front_end):
         return None
 
     async def interact(request: InteractionRequest) -> InteractionAnswer:
         from raw_core.errors import InteractionExpired
 
-        given: Any = None
         with anyio.move_on_after(request.timeout_ms / 1000) as scope:
-            while True:
+            for ask in range(1, MAX_ASKS + 1):
+                await anyio.lowlevel.checkpoint()
                 given = await front_end.interact(request)
                 if given is None:
                     raise Cancelled(
@@ -103,8 +114,16 @@ def interactions_of(front_end: FrontEnd) -> Any:
                     return InteractionAnswer(
                         values=check_answer(request.form, values), by=front_end.name
                     )
-                except AnswerInvalid:
-                    continue  # ask again: the request stays pending
+                except AnswerInvalid as error:
+                    if ask == MAX_ASKS:
+                        error.message = (
+                            f"{front_end.name} answered {request.identity}'s question"
+                            f" {MAX_ASKS} times with values that do not fit its form: "
+                            + error.message
+                        )
+                        error.args = (error.message,)
+                        raise
+                    # ask again: nothing is stored, so no other front end can answer
         assert scope.cancelled_caught
         raise InteractionExpired(
             f"nobody answered {request.identity}'s question in time",
