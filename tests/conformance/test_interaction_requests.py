@@ -576,3 +576,15 @@ async def test_a_lone_calls_deadline_holds_while_a_front_end_answers_wrong(
                 "agent/ask", {"document": FORM, "timeout_ms": 200}, front_end=front_end
             )
     assert result.code == "interaction_expired"
+
+
+def test_an_answers_values_are_frozen_as_arguments_are() -> None:
+    """docs/interactions.md: a multi_select field's array is a tuple in
+    ``answer.values`` (a read-only mapping), a JSON array wherever the answer is JSON."""
+    from raw_core import FrozenDict, InteractionAnswer, thaw
+
+    answer = InteractionAnswer(values={"name": "Ada", "parts": ["a", "c"]}, by="tester")
+    assert isinstance(answer.values, FrozenDict)
+    assert answer.values["parts"] == ("a", "c")
+    assert json.loads(json.dumps(answer.values)) == {"name": "Ada", "parts": ["a", "c"]}
+    assert thaw(answer.values) == answer.to_dict()["values"] == {"name": "Ada", "parts": ["a", "c"]}

@@ -142,8 +142,10 @@ class ApprovalAnswer:
 @attrs.frozen(kw_only=True)
 class InteractionAnswer:
     """An answer to an interaction request: the form's values keyed by field id (a string
-    for a text or single-select field, a list of strings for a multi-select one) and who
-    gave it (the front end's name). It never grants a tool permission."""
+    for a text or single-select field, an array of strings for a multi-select one), frozen
+    as a call's arguments are (a read-only mapping, the array a tuple; :meth:`to_dict`
+    gives lists), and who gave it (the front end's name). It never grants a tool
+    permission."""
 
     values: Mapping[str, Any] = attrs.field(converter=freeze)
     by: str
