@@ -24,8 +24,8 @@ from raw_core.hooks import (
     user_prompt_submit,
 )
 from raw_core.hooks._process import run_process
-from raw_core.tools.calls import CallInfo, Verdict
 from raw_core.sessions.blocks import TextBlock
+from raw_core.tools.calls import CallInfo, Verdict
 from raw_core.tools.results import ToolResult
 from tests.command_hooks import write_hook
 

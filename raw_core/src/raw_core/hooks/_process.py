@@ -116,7 +116,7 @@ async def run_process(
             )
     except OSError as exc:
         return Finished(status="not_started", error=exc.strerror or type(exc).__name__)
-    except Exception as exc:  # noqa: BLE001 - any other failure to start is one too
+    except Exception as exc:
         # (a string the system cannot take, say): never an error of raw's own.
         return Finished(status="not_started", error=f"{type(exc).__name__}: {exc}")
     stdout, stderr = _Capture(limit), _Capture(limit)
