@@ -68,6 +68,26 @@ async def test_user_prompt_submit_blocks_a_prompt_before_anything_is_sent(root: 
     assert run["payload"]["event"] == "UserPromptSubmit"
 
 
+async def test_a_blocked_prompt_does_not_title_its_session(root: Path) -> None:
+    """An untitled session is titled by its first prompt the hooks let through, whichever
+    front end runs it: a blocked one is not stored, as a title either."""
+    write_hook(root, "prompts", events=["UserPromptSubmit"], python=BLOCK_SECRETS)
+    write_config(root, ["agent/prompts"])
+    model = ScriptedProvider([Reply(text="fine")])
+    async with App.open(
+        root / "raw.json", host=PluginHost(), store_dir=root / "store", provider=model
+    ) as app:
+        async with app.open_session(cwd=root / "work") as session:
+            blocked = await session.run_turn("my password is hunter2")
+            assert blocked.error is not None
+            assert blocked.error["code"] == "hook_denied"
+            assert (await app.session_info(session.id)).title == ""
+            await session.run_turn("tidy\n  up")
+            assert (await app.session_info(session.id)).title == "tidy up"
+            await session.run_turn("something else")
+        assert (await app.session_info(session.id)).title == "tidy up"  # the first one
+
+
 async def test_a_failing_user_prompt_submit_hook_blocks_the_prompt(root: Path) -> None:
     write_hook(root, "prompts", events=["UserPromptSubmit"], python="raise SystemExit(3)\n")
     write_config(root, ["agent/prompts"])

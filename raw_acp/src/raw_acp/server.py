@@ -46,7 +46,7 @@ from raw_acp.history import replay
 from raw_core import App, RawError, Session
 from raw_core.errors import TurnInProgress, UsageInvalid
 
-__all__ = ["RawAgent", "prompt_text", "request_error", "session_title"]
+__all__ = ["RawAgent", "prompt_text", "request_error"]
 
 logger = logging.getLogger("raw_acp")
 
@@ -61,13 +61,6 @@ def request_error(exc: RawError) -> RequestError:
     """A raw error as a JSON-RPC error: ``-32602`` (the request cannot be done as asked),
     with raw's ``{code, message, field, ...}`` as its data."""
     return RequestError(-32602, f"{exc.code}: {exc.message}", exc.to_dict())
-
-
-def session_title(prompt: str) -> str:
-    """A session's title: its first prompt on one line, at most 80 characters (the
-    terminal's rule)."""
-    line = " ".join(prompt.split())
-    return line if len(line) <= 80 else line[:79] + "…"
 
 
 def prompt_text(blocks: Sequence[Any]) -> str:
@@ -98,9 +91,6 @@ class _Live:
 
     session: Session
     front_end: AcpFrontEnd
-    titled: bool
-    """Whether the session has its title: a loaded one keeps its own, a new one is titled
-    by its first prompt, as the terminal titles a chat."""
     closed: anyio.Event = attrs.field(factory=anyio.Event)
     idle: anyio.Event = attrs.field(factory=anyio.Event)
 
@@ -225,9 +215,7 @@ class RawAgent:
             return PromptResponse(stop_reason="cancelled")
         idle = live.idle = anyio.Event()
         try:
-            if not live.titled:
-                await live.session.set_title(session_title(text))
-                live.titled = True
+            # An untitled session is titled by the first prompt the hooks let through.
             ended = await live.session.run_turn(text)
         except RawError as exc:  # a turn another front end runs, a store that failed
             raise request_error(exc) from None
@@ -302,7 +290,7 @@ class RawAgent:
                     definition.name: definition.identity
                     for definition in session.agent.definitions()
                 }
-                live = _Live(session=session, front_end=front_end, titled=session_id is not None)
+                live = _Live(session=session, front_end=front_end)
                 self._live[session.id] = live
                 started = True
                 task_status.started(live)

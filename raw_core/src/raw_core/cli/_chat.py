@@ -1,10 +1,10 @@
 """``raw chat`` (and ``raw sessions resume`` without a prompt): prompt, turn, repeat.
 
-A new chat's session is made when the first prompt is sent and is titled by it, so a chat
-left without a prompt keeps nothing. A resumed one first shows its last few exchanges. A
-line starting with ``/`` is a command of the chat (:data:`HELP`). Ctrl-C cancels a running
-turn; at an idle prompt the first Ctrl-C says a second one quits (exit 130); Ctrl-D on an
-empty line quits (exit 0).
+A new chat's session is made when the first prompt is sent, so a chat left without a
+prompt keeps nothing; the session is titled by its first prompt the hooks let through. A
+resumed one first shows its last few exchanges. A line starting with ``/`` is a command of
+the chat (:data:`HELP`). Ctrl-C cancels a running turn; at an idle prompt the first Ctrl-C
+says a second one quits (exit 130); Ctrl-D on an empty line quits (exit 0).
 """
 
 from __future__ import annotations
@@ -70,14 +70,13 @@ def conversation(
         async with AsyncExitStack() as stack:
             session: Any = None
 
-            async def open_session(title: str) -> Any:
+            async def open_session() -> Any:
                 opened = await stack.enter_async_context(
                     app.open_session(
                         session_id,
                         agent=agent_name,
                         front_end=front_end,
                         cwd=cwd,
-                        title=title,
                         max_output_bytes=max_output_bytes,
                     )
                 )
@@ -85,7 +84,7 @@ def conversation(
                 return opened
 
             if session_id is not None:
-                session = await open_session("")
+                session = await open_session()
                 await _show_recent(app, session.id)
                 for update in session.panels:
                     if not update.closed:
@@ -120,8 +119,8 @@ def conversation(
                     except RawError as exc:
                         click.echo(f"raw: {exc}", err=True)
                     continue
-                if session is None:
-                    session = await open_session(_title(text))
+                if session is None:  # titled by the first prompt the hooks let through
+                    session = await open_session()
                 with ctrl_c.turn() as signal:
                     await session.run_turn(line, signal=signal)
                 if ctrl_c.ending:  # SIGTERM, or the reader of stdout went away
@@ -138,12 +137,6 @@ def conversation(
         provider=provider,
         store_dir=store_dir,
     )
-
-
-def _title(prompt: str) -> str:
-    """A session's title: its first prompt, on one line, at most 80 characters."""
-    line = " ".join(prompt.split())
-    return line if len(line) <= 80 else line[:79] + "…"
 
 
 def _banner(app: Any, agent_name: str | None, folder: str | None) -> None:

@@ -109,7 +109,6 @@ def one_turn(
             agent=agent_name,
             front_end=front_end,
             cwd=cwd,
-            title=text.strip()[:80],
             max_output_bytes=max_output_bytes,
         ) as session:
             ctrl_c.session_id = session.id

@@ -35,7 +35,7 @@ import time
 import types
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.lowlevel
@@ -100,9 +100,19 @@ from raw_core.sessions.sqlite import (
 from raw_core.tools.calls import CancellationSignal
 from raw_core.tools.panels import PanelBoard
 
-__all__ = ["Session", "VarResolver"]
+__all__ = ["MAX_TITLE_CHARS", "Session", "VarResolver", "prompt_title"]
 
 logger = logging.getLogger("raw_core.runtime.loop")
+
+MAX_TITLE_CHARS: Final = 80
+
+
+def prompt_title(prompt: str) -> str:
+    """The title a prompt gives an untitled session: the prompt on one line (its white
+    space runs made single spaces), at most :data:`MAX_TITLE_CHARS` characters."""
+    line = " ".join(prompt.split())
+    return line if len(line) <= MAX_TITLE_CHARS else line[: MAX_TITLE_CHARS - 1] + "…"
+
 
 VarResolver = Callable[[str], str]
 """Gives a variable's value by name when a request is built (values never reach the store).
@@ -320,9 +330,10 @@ class Session:
         )
 
     async def set_title(self, title: str) -> None:
-        """Name the session (what the session lists show); a front end that makes its
-        session before the first prompt titles it by that prompt. Not conversation
-        activity, so expiry is unaffected."""
+        """Name the session (what the session lists show). An untitled session is titled
+        by its first prompt that the UserPromptSubmit hooks let through
+        (:func:`prompt_title`), so a front end need not. Not conversation activity, so
+        expiry is unaffected."""
         await self._set_state(title=title)
 
     async def _set_state(self, **changes: Any) -> None:
@@ -520,6 +531,8 @@ class Session:
                 return TurnEnded(reason="error", steps=0, error=blocked.to_dict())
             await self._commit([self._user_message(prompt, lines)])
             await self._record_tools()
+            if not self._state.title:  # titled by the first prompt the hooks let through
+                await self.set_title(prompt_title(prompt))
             while True:
                 if signal.cancelled:
                     end = TurnEnded(reason="cancelled", steps=steps)
