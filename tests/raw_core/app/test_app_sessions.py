@@ -95,7 +95,7 @@ async def test_a_turn_one_front_end_runs_is_followed_listed_paged_and_resumed_by
 
         listed = await second.list_sessions()
         assert [info.id for info in listed] == [session_id]
-        assert listed[0].title == ""
+        assert listed[0].title == "say hi"  # an untitled session takes its first prompt
         assert listed[0].cwd is not None
         page = await second.page(session_id, limit=2)
         assert texts(page.items) == ["say hi", ""]
