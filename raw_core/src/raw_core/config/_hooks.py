@@ -3,8 +3,8 @@
 ``hooks.use`` names hook folders by identity, as ``tools.use`` names tools: ``agent/<folder>``
 (``hooks/<folder>/`` beside the config file) or ``local/<folder>`` (the user's
 ``$XDG_CONFIG_HOME/raw/hooks/<folder>/``). They run in the order listed. ``timeout_ms``
-lowers the limit of every selected hook (a hook's own ``timeout_ms`` may be lower still;
-the default is 60 s). The folders themselves are read when the agent is loaded
+lowers the limit of every selected hook when the agent sets it (a hook's own
+``timeout_ms`` may be lower still; a hook that sets none has 60 s). The folders themselves are read when the agent is loaded
 (:mod:`raw_core.hooks`).
 """
 
@@ -37,7 +37,8 @@ _HOOK_IDENTITY: Final = re.compile(r"(agent|local)/[a-z][a-z0-9_-]*")
 @attrs.frozen(kw_only=True)
 class HooksConfig:
     """``{"use": [...], "timeout_ms"?: N}``: the command hooks an agent selects, in the
-    order they run, and the most milliseconds any of them may take (default: 60 s)."""
+    order they run, and the most milliseconds any of them may take (None: each hook's own
+    limit, 60 s for a hook that sets none)."""
 
     use: tuple[str, ...] = ()
     timeout_ms: int | None = None
