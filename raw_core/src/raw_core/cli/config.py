@@ -6,12 +6,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from raw_core.cli._output import EXIT_OK, EXIT_USAGE, emit_json, fail
-from raw_core.errors import ConfigExists, ConfigInvalid, ConfigNotFound, RawError
+from raw_core.errors import ConfigExists, ConfigInvalid, ConfigNotFound, RawError, UsageInvalid
 
 __all__ = ["STARTER_CONFIG", "STARTER_RULES", "config"]
 
@@ -150,6 +150,9 @@ def init(path: Path | None) -> None:
     text = json.dumps(STARTER_CONFIG, indent=2) + "\n"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a folder on the way is a file, or cannot be made
+        _unwritable(target, exc)
+    try:
         with open(target, "x", encoding="utf-8") as handle:
             handle.write(text)
     except FileExistsError:
@@ -160,11 +163,24 @@ def init(path: Path | None) -> None:
             as_json=False,
         )
     except OSError as exc:
-        fail(
-            ConfigExists(f"cannot write {target}: {exc.strerror}", path=str(target)), as_json=False
-        )
+        _unwritable(target, exc)
     click.echo(f"wrote {target}")
     click.echo("It uses OpenAI with the key in $OPENAI_API_KEY; edit models to change that.")
+
+
+def _unwritable(target: Path, error: OSError) -> NoReturn:
+    """``usage_invalid`` for a PATH raw cannot write (``config_exists`` is only for a file
+    that is there)."""
+    reason = error.strerror or str(error)
+    if error.filename is not None and str(error.filename) != str(target):
+        reason = f"{reason}: {error.filename}"
+    if isinstance(error, FileExistsError):  # from mkdir: a folder on the way is a file
+        reason = f"{error.filename} is not a folder"
+    fail(
+        UsageInvalid(f"cannot write {target}: {reason}", path=str(target)),
+        as_json=False,
+        command="raw config init",
+    )
 
 
 @config.command("validate")

@@ -1,0 +1,47 @@
+"""``raw config`` through the console script: every problem ``validate`` can see, the codes
+``init`` and a store that cannot be opened give, and the hint for a missing credential."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from raw_core.cli.config import STARTER_CONFIG
+from tests.conftest import run_raw
+
+
+def _problems(tmp_path: Path, config: Path) -> tuple[int, list[dict[str, str]], list[str]]:
+    result = run_raw(tmp_path, "config", "validate", "--config", str(config), "--json")
+    body = json.loads(result.stdout)
+    assert body["ok"] is (result.returncode == 0), result.stdout
+    return result.returncode, body["problems"], body["notes"]
+
+
+def _user_config(tmp_path: Path, config: dict[str, object]) -> Path:
+    path = tmp_path / "config" / "raw" / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+# --- raw config init ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["taken/x.json", "taken/deeper/x.json"], ids=["in", "under"])
+def test_init_into_a_file_is_not_config_exists(tmp_path: Path, target: str) -> None:
+    (tmp_path / "taken").write_text("a file, not a folder", encoding="utf-8")
+    result = run_raw(tmp_path, "config", "init", target)
+    assert result.returncode == 2
+    assert result.stderr.startswith("raw: usage_invalid: cannot write "), result.stderr
+    assert "config_exists" not in result.stderr
+    assert (tmp_path / "taken").read_text(encoding="utf-8") == "a file, not a folder"
+
+
+def test_init_over_a_file_is_config_exists(tmp_path: Path) -> None:
+    (tmp_path / "raw.json").write_text("{}", encoding="utf-8")
+    result = run_raw(tmp_path, "config", "init", "raw.json")
+    assert result.returncode == 2
+    assert result.stderr.startswith("raw: config_exists: "), result.stderr
+    assert (tmp_path / "raw.json").read_text(encoding="utf-8") == "{}"
