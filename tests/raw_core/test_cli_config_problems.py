@@ -45,3 +45,43 @@ def test_init_over_a_file_is_config_exists(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("raw: config_exists: "), result.stderr
     assert (tmp_path / "raw.json").read_text(encoding="utf-8") == "{}"
+
+
+# --- a store that cannot be opened ----------------------------------------------------------
+
+_LOCAL_MODEL = {
+    # A closed loopback port: nothing is ever sent anywhere.
+    "models": {
+        "m": {"provider": "openai-compatible", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    },
+    "agents": {"a": {"model": "m", "tools": {"use": []}}},
+}
+
+
+def _state_is_a_file(tmp_path: Path) -> Path:
+    (tmp_path / "state").write_text("", encoding="utf-8")
+    return tmp_path / "state" / "raw"
+
+
+def _database_is_a_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "state" / "raw" / "sessions-v3.sqlite3"
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.mark.parametrize("command", [["sessions", "list"], ["run", "hi"]], ids=["list", "run"])
+@pytest.mark.parametrize(
+    "break_store", [_state_is_a_file, _database_is_a_folder], ids=["state-file", "db-folder"]
+)
+def test_a_store_location_that_fails_is_store_unavailable(
+    tmp_path: Path, command: list[str], break_store: object
+) -> None:
+    _user_config(tmp_path, _LOCAL_MODEL)
+    assert callable(break_store)
+    where = break_store(tmp_path)
+    result = run_raw(tmp_path, *command, "--json")
+    assert result.returncode == 2, result
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "store_unavailable", error
+    assert str(where) in error["message"]
+    assert "field" not in error

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from raw_core.config import Config
-from raw_core.errors import ConfigInvalid, RawError
+from raw_core.errors import ConfigInvalid, RawError, StoreUnavailable
 from raw_core.plugins import PluginHost
 from raw_core.sessions.backend import SessionBackend, SessionBackendRecord
 
@@ -28,7 +28,10 @@ async def open_backend(
     sessions = config.sessions
     days = expire_after_days if expire_after_days is not None else sessions.expire_after_days
     if store_dir is not None:
-        return await SqliteBackend.open(store_dir, expire_after_days=days)
+        try:
+            return await SqliteBackend.open(store_dir, expire_after_days=days)
+        except OSError as exc:
+            raise _unavailable("sqlite", exc) from exc
     chosen = sessions.backend
     records: dict[str, SessionBackendRecord] = {
         SQLITE_BACKEND.name: SQLITE_BACKEND,
@@ -52,8 +55,24 @@ async def open_backend(
         )
     except RawError:
         raise
+    except OSError as exc:
+        raise _unavailable(chosen.type, exc) from exc
     except Exception as exc:
         raise ConfigInvalid(
             f"session backend {chosen.type!r} failed to open: {type(exc).__name__}: {exc}",
             field="$.sessions.backend",
         ) from exc
+
+
+def _unavailable(backend: str, error: OSError) -> StoreUnavailable:
+    """``store_unavailable`` for the store's location failing (a folder that is a file, a
+    database file that is a folder, no permission), naming the path: it is where the
+    store lives, not the config, that is at fault."""
+    where = error.filename
+    reason = error.strerror or type(error).__name__
+    message = f"the session store cannot be opened: {reason}"
+    context: dict[str, str] = {"backend": backend}
+    if where is not None:
+        message += f": {where}"
+        context["path"] = str(where)
+    return StoreUnavailable(message, **context)
