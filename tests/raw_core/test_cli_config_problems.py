@@ -85,3 +85,26 @@ def test_a_store_location_that_fails_is_store_unavailable(
     assert error["code"] == "store_unavailable", error
     assert str(where) in error["message"]
     assert "field" not in error
+
+
+# --- notes ------------------------------------------------------------------------------
+
+
+def test_a_project_sessions_section_the_user_config_replaces_is_noted(tmp_path: Path) -> None:
+    user = _user_config(tmp_path, {"sessions": {"expire_after_days": 30}})
+    project = tmp_path / "raw.json"
+    project.write_text(
+        json.dumps({"sessions": {"expire_after_days": 7}, "agents": {"a": {"tools": {"use": []}}}}),
+        encoding="utf-8",
+    )
+    code, problems, notes = _problems(tmp_path, project)
+    assert (code, problems) == (0, [])
+    assert notes == [f"sessions of {project} is not used: {user} provides sessions"]
+    # The same sessions in both files leave nothing out: no note.
+    project.write_text(
+        json.dumps(
+            {"sessions": {"expire_after_days": 30}, "agents": {"a": {"tools": {"use": []}}}}
+        ),
+        encoding="utf-8",
+    )
+    assert _problems(tmp_path, project) == (0, [], [])

@@ -280,7 +280,8 @@ class Config:
         default=attrs.Factory(_own_layer, takes_self=True)
     )
     unused: tuple[str, ...] = ()
-    """What a composition left out, for people: a project's definition a user's replaces."""
+    """What a composition left out, for people: a project's definition a user's replaces,
+    or a project's ``sessions`` when the user's config provides them."""
 
     @property
     def directory(self) -> Path | None:

@@ -188,6 +188,8 @@ def compose_layers(
         for name in theirs
         if name in ours
     ]
+    if project.sessions != user.sessions:
+        unused.append(f"sessions of {project.path} is not used: {user.path} provides sessions")
     return attrs.evolve(
         project,
         models={**project.models, **user.models},
