@@ -108,3 +108,46 @@ def test_a_project_sessions_section_the_user_config_replaces_is_noted(tmp_path: 
         encoding="utf-8",
     )
     assert _problems(tmp_path, project) == (0, [], [])
+
+
+# --- the hint for a credential read through a variable ------------------------------------
+
+
+def _with_key_from(source: dict[str, object]) -> dict[str, object]:
+    config = json.loads(json.dumps(STARTER_CONFIG))
+    config["vars"]["OPENAI_API_KEY"]["from"] = source
+    return config
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            STARTER_CONFIG,
+            "  hint: set the environment variable: export OPENAI_API_KEY=... or change"
+            " $.models.default.api_key in the config",
+        ),
+        (
+            _with_key_from({"file": "no-such-key.txt"}),
+            "  hint: put the value in no-such-key.txt, or change vars.OPENAI_API_KEY.from"
+            " in the config",
+        ),
+        (
+            _with_key_from({"command": ["false"]}),
+            "  hint: run the command vars.OPENAI_API_KEY.from names to see why it fails,"
+            " or change it",
+        ),
+    ],
+    ids=["env", "file", "command"],
+)
+def test_a_missing_credential_variable_has_a_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str, object], expected: str
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    _user_config(tmp_path, config)
+    result = run_raw(tmp_path, "run", "hi")
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("raw: var_unavailable: variable OPENAI_API_KEY: "), lines
+    assert lines[0].endswith("(at $.models.default.api_key)"), lines
+    assert lines[1:] == [expected]

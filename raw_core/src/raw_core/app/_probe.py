@@ -5,12 +5,14 @@ provider an agent's model names)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import attrs
 
-from raw_core.errors import ConfigInvalid, ProviderUnavailable, RawError
+from raw_core.errors import ConfigInvalid, ProviderUnavailable, RawError, VarUnavailable
 from raw_core.providers.contract import (
     ModelRequest,
     Provider,
@@ -162,7 +164,8 @@ async def check_model(config: Config, host: PluginHost, name: str, seconds: floa
             f"no model named {name!r}; the config defines: {known}", field="$.models"
         )
     variables = VarService(config.vars, (), base_dir=config.directory)
-    provider = make_provider(host, model, name=name, resolve_var=variables.read_defined)
+    with credential_source(config, name):
+        provider = make_provider(host, model, name=name, resolve_var=variables.read_defined)
     return await probe_model(provider, seconds)
 
 
@@ -177,9 +180,34 @@ def agent_provider(config: Config, host: PluginHost, agent: Agent) -> Provider:
             f"agent {agent.name!r} has no model: set agents.{agent.name}.model to one of models",
             field=f"$.agents.{agent.name}.model",
         )
-    return make_provider(
-        host,
-        config.models[model_name],
-        name=model_name,
-        resolve_var=agent.vars.read_defined,
-    )
+    with credential_source(config, model_name):
+        return make_provider(
+            host,
+            config.models[model_name],
+            name=model_name,
+            resolve_var=agent.vars.read_defined,
+        )
+
+
+@contextmanager
+def credential_source(config: Config, model_name: str) -> Iterator[None]:
+    """A ``var_unavailable`` raised in the block for model ``model_name``'s credential
+    variable gets what a hint needs (never a value): ``field``, the model's ``api_key``,
+    and ``source``, where the variable's definition reads it from (``env`` with the
+    environment variable's name, ``file`` with the path, or ``command``)."""
+    try:
+        yield
+    except VarUnavailable as exc:
+        model = config.models.get(model_name)
+        ref = model.api_key if model is not None else None
+        definition = config.vars.get(ref.var) if ref is not None and ref.var else None
+        if definition is not None and exc.context.get("var") == ref.var:
+            origin = definition.source
+            exc.context.setdefault("field", f"$.models.{model_name}.api_key")
+            if origin.env is not None:
+                exc.context.update(source="env", env=origin.env)
+            elif origin.file is not None:
+                exc.context.update(source="file", file=origin.file)
+            else:
+                exc.context.update(source="command")
+        raise

@@ -1,7 +1,8 @@
 """What to do about an error a user caused: one line printed under ``raw: code: message``.
 
 A hint is only given where the next step is clear from the error itself: the variable to
-set for a missing credential (and the config field naming it), the command that lists what
+set for a missing credential (and the config field naming it; for a credential read
+through a config variable, where that variable's definition reads it from), the command that lists what
 an unknown id could have been, the ``--help`` of the command that was misused.
 """
 
@@ -25,9 +26,17 @@ _BY_CODE = {
 def hint(error: RawError, *, command: str | None = None) -> str | None:
     """The hint for ``error`` (``command``: the command line's command, for --help)."""
     env = error.context.get("env")
-    if error.code == "config_invalid" and isinstance(env, str):
+    if error.code in ("config_invalid", "var_unavailable") and isinstance(env, str):
         where = f" or change {error.field} in the config" if error.field else ""
         return f"set the environment variable: export {env}=...{where}"
+    var = error.context.get("var")
+    if error.code == "var_unavailable" and isinstance(var, str):
+        source = error.context.get("source")
+        file = error.context.get("file")
+        if source == "file" and isinstance(file, str):
+            return f"put the value in {file}, or change vars.{var}.from in the config"
+        if source == "command":
+            return f"run the command vars.{var}.from names to see why it fails, or change it"
     if error.code == "usage_invalid":
         return f"`{command or 'raw'} --help` shows the usage"
     return _BY_CODE.get(error.code)
