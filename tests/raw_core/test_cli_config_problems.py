@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,7 +115,7 @@ def test_a_project_sessions_section_the_user_config_replaces_is_noted(tmp_path: 
 
 
 def _with_key_from(source: dict[str, object]) -> dict[str, object]:
-    config = json.loads(json.dumps(STARTER_CONFIG))
+    config: dict[str, Any] = json.loads(json.dumps(STARTER_CONFIG))
     config["vars"]["OPENAI_API_KEY"]["from"] = source
     return config
 
@@ -151,3 +152,118 @@ def test_a_missing_credential_variable_has_a_hint(
     assert lines[0].startswith("raw: var_unavailable: variable OPENAI_API_KEY: "), lines
     assert lines[0].endswith("(at $.models.default.api_key)"), lines
     assert lines[1:] == [expected]
+
+
+# --- raw config validate: every problem at once -------------------------------------------
+
+
+def _fields(problems: list[dict[str, str]]) -> list[tuple[str, str]]:
+    return [(p["field"], p["code"]) for p in problems]
+
+
+def test_every_tool_and_skill_entry_of_an_agent_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "sk").mkdir()
+    config = tmp_path / "e.json"
+    config.write_text(
+        json.dumps(
+            {
+                "skills": {"paths": ["sk"]},
+                "agents": {
+                    "b": {
+                        "tools": {"use": ["agent/m1", "builtin/read_file", "agent/m2"]},
+                        "skills": {"use": ["nope", "nope2"]},
+                    },
+                    "c": {"tools": {"use": []}, "skills": {"use": ["nope3"]}},
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    code, problems, _ = _problems(tmp_path, config)
+    assert code == 2
+    assert _fields(problems) == [
+        ("$.agents.b.tools.use[0]", "tool_not_found"),
+        ("$.agents.b.tools.use[2]", "tool_not_found"),
+        ("$.agents.b.skills.use[0]", "config_invalid"),
+        ("$.agents.b.skills.use[1]", "config_invalid"),
+        ("$.agents.c.skills.use[0]", "config_invalid"),
+    ]
+    assert "'nope2' not found" in problems[3]["message"]
+
+
+def test_a_reference_problem_does_not_hide_what_loading_the_agent_finds(tmp_path: Path) -> None:
+    config = tmp_path / "raw.json"
+    config.write_text(
+        json.dumps(
+            {"agents": {"b": {"model": "ghost", "tools": {"use": ["agent/m1", "Not An Identity"]}}}}
+        ),
+        encoding="utf-8",
+    )
+    code, problems, _ = _problems(tmp_path, config)
+    assert code == 2
+    # The malformed identity is the file's problem, once; the missing folder is the load's.
+    assert sorted(_fields(problems)) == [
+        ("$.agents.b.model", "config_invalid"),
+        ("$.agents.b.tools.use[0]", "tool_not_found"),
+        ("$.agents.b.tools.use[1]", "config_invalid"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("user_text", "user_field"),
+    [
+        (json.dumps({"sessions": {"expire_after_days": 0}}), "$.sessions.expire_after_days"),
+        (json.dumps({"sessions": {"expire_after_days": "soon"}}), "$.sessions.expire_after_days"),
+        ("{not json", "$"),
+    ],
+    ids=["value", "type", "json"],
+)
+def test_a_problem_in_the_user_config_does_not_hide_the_projects(
+    tmp_path: Path, user_text: str, user_field: str
+) -> None:
+    user = _user_config(tmp_path, {})
+    user.write_text(user_text, encoding="utf-8")
+    project = tmp_path / "raw.json"
+    project.write_text(
+        json.dumps({"agents": {"a": {"tools": {"use": []}, "max_steps": 0}}}), encoding="utf-8"
+    )
+    code, problems, _ = _problems(tmp_path, project)
+    assert code == 2
+    assert [(p["field"], p.get("path")) for p in problems] == [
+        (user_field, str(user)),
+        ("$.agents.a.max_steps", str(project)),
+    ]
+
+
+def test_a_model_every_turn_refuses_is_a_problem(tmp_path: Path) -> None:
+    config = tmp_path / "f.json"
+    config.write_text(
+        json.dumps(
+            {
+                "default_agent": "x",
+                "models": {
+                    "f": {"provider": "openai", "model": "m"},
+                    "g": {"provider": "no-such-provider", "model": "m"},
+                    "unused": {"provider": "anthropic", "model": "m"},
+                },
+                "agents": {
+                    "x": {"model": "f", "tools": {"use": []}},
+                    "y": {"model": "g", "tools": {"use": []}},
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    code, problems, _ = _problems(tmp_path, config)
+    assert code == 2
+    assert _fields(problems) == [
+        ("$.models.f", "config_invalid"),
+        ("$.models.g.provider", "config_invalid"),
+    ]
+    # What a turn says about each: the same code at the same field.
+    for agent, problem in zip(["x", "y"], problems, strict=True):
+        turn = run_raw(tmp_path, "run", "hi", "--config", str(config), "--agent", agent, "--json")
+        assert turn.returncode == 2
+        error = json.loads(turn.stdout)["error"]
+        assert (error["field"], error["code"]) == (problem["field"], problem["code"])
+        assert error["message"] == problem["message"]

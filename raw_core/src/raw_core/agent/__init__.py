@@ -17,11 +17,13 @@ if TYPE_CHECKING:
         load_agent,
         open_agent,
     )
+    from raw_core.agent.problems import agent_problems
 
 _EXPORTS: dict[str, str] = {
     "Agent": "raw_core.agent._agent",
     "load_agent": "raw_core.agent._agent",
     "open_agent": "raw_core.agent._agent",
+    "agent_problems": "raw_core.agent.problems",
 }
 
 
@@ -33,6 +35,7 @@ if not TYPE_CHECKING:
 
 __all__ = [
     "Agent",
+    "agent_problems",
     "load_agent",
     "open_agent",
 ]

@@ -6,8 +6,9 @@ operations a front end needs: open or resume a session and run turns in it (stre
 their events, cancelling them), answer a pending request by id, list / page / follow /
 delete / prune sessions, read a session's panels and run their actions, call one tool
 through the full pipeline, explain a call, list what the model receives, and check a
-model. The reference CLI ``raw`` is one client of
-it; the ACP server and the dashboard are others. See ``docs/how-to/embed.md``.
+model; :func:`validate_config` checks a config and every agent in it at once. The
+reference CLI ``raw`` is one client of it; the ACP server and the dashboard are others.
+See ``docs/how-to/embed.md``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from raw_core.app._explain import Explanation
     from raw_core.app._listing import ToolListing, tool_warnings
     from raw_core.app._probe import ModelCheck
+    from raw_core.app._validate import ConfigReport, validate_config
     from raw_core.config.discovery import trust_folder, user_config_path
     from raw_core.sessions.blocks import (
         ImageBlock,
@@ -44,6 +46,8 @@ _LAZY = {
     "ToolListing": "raw_core.app._listing",
     "tool_warnings": "raw_core.app._listing",
     "ModelCheck": "raw_core.app._probe",
+    "ConfigReport": "raw_core.app._validate",
+    "validate_config": "raw_core.app._validate",
     "check_answer": "raw_core.tools.interactions",
     "trust_folder": "raw_core.config.discovery",
     "user_config_path": "raw_core.config.discovery",
@@ -70,6 +74,7 @@ __all__ = [
     "SEGMENT_RE",
     "App",
     "AssistantMessage",
+    "ConfigReport",
     "ExampleRun",
     "Explanation",
     "ImageBlock",
@@ -84,4 +89,5 @@ __all__ = [
     "tool_warnings",
     "trust_folder",
     "user_config_path",
+    "validate_config",
 ]

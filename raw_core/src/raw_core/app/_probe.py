@@ -199,9 +199,9 @@ def credential_source(config: Config, model_name: str) -> Iterator[None]:
         yield
     except VarUnavailable as exc:
         model = config.models.get(model_name)
-        ref = model.api_key if model is not None else None
-        definition = config.vars.get(ref.var) if ref is not None and ref.var else None
-        if definition is not None and exc.context.get("var") == ref.var:
+        var = model.api_key.var if model is not None and model.api_key is not None else None
+        definition = config.vars.get(var) if var is not None else None
+        if definition is not None and exc.context.get("var") == var:
             origin = definition.source
             exc.context.setdefault("field", f"$.models.{model_name}.api_key")
             if origin.env is not None:

@@ -2,8 +2,9 @@
 
 A hint is only given where the next step is clear from the error itself: the variable to
 set for a missing credential (and the config field naming it; for a credential read
-through a config variable, where that variable's definition reads it from), the command that lists what
-an unknown id could have been, the ``--help`` of the command that was misused.
+through a config variable, where that variable's definition reads it from), the command
+that lists what an unknown id could have been, the ``--help`` of the command that was
+misused.
 """
 
 from __future__ import annotations

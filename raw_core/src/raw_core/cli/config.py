@@ -201,54 +201,24 @@ def validate(config_path: Path | None, as_json: bool) -> None:
     """
     import anyio
 
-    from raw_core.app import App, tool_warnings
-
-    problems: list[dict[str, Any]] = []
-    found: list[Path | None] = [None]
-    files: list[dict[str, Any]] = []
-    notes: list[str] = []
-
-    async def check() -> None:
-        try:
-            async with App.open(config_path) as app:
-                found[0] = app.config.path
-                files.extend(
-                    {"layer": f.kind, "path": str(f.path) if f.path else None} for f in app.files
-                )
-                notes.extend(app.config.unused)
-                for name in app.config.agents:
-                    try:
-                        async with app.agent(name) as loaded:
-                            notes.extend(
-                                f"agent {name}: {identity}: {warning}"
-                                for identity, said in tool_warnings(loaded).items()
-                                for warning in said
-                            )
-                    except RawError as exc:
-                        problems.append(
-                            {
-                                "code": exc.code,
-                                "field": exc.field or f"$.agents.{name}",
-                                "message": exc.message,
-                            }
-                            | _in_file(exc)
-                        )
-        except RawError as exc:
-            listed = exc.context.get("problems") or [
-                {"path": exc.field or "$", "message": exc.message}
-            ]
-            problems.extend(
-                {"code": exc.code, "field": p["path"], "message": p["message"]} | _in_file(exc)
-                for p in listed
-            )
-            if exc.context.get("path"):
-                found[0] = Path(exc.context["path"])
-
+    from raw_core.app import validate_config
     from raw_core.cli._log import install
 
     install()
-    anyio.run(check)
-    path = found[0]
+    report = anyio.run(validate_config, config_path)
+    problems: list[dict[str, Any]] = []
+    for error in report.problems:
+        # A config file's error lists each of its problems; any other error is one.
+        listed = (error.context.get("problems") if isinstance(error, ConfigInvalid) else None) or [
+            {"path": error.field or "$", "message": error.message}
+        ]
+        problems.extend(
+            {"code": error.code, "field": p["path"], "message": p["message"]} | _in_file(error)
+            for p in listed
+        )
+    files = [{"layer": f.kind, "path": str(f.path) if f.path else None} for f in report.files]
+    notes = list(report.notes)
+    path = report.path
     if as_json:
         emit_json(
             {

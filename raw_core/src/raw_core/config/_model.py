@@ -380,11 +380,33 @@ def parse_config(
     config, under a project's) whose models and variables this file's references may
     name without defining them.
     """
+    config, error = check_config(text, path=path, host=host, lower=lower)
+    if error is not None:
+        raise error
+    assert config is not None
+    return config
+
+
+def check_config(
+    text: str | bytes,
+    *,
+    path: Path | None = None,
+    host: PluginRecords | None = None,
+    lower: Config | None = None,
+    references: bool = True,
+) -> tuple[Config | None, ConfigInvalid | None]:
+    """:func:`parse_config` without raising, for a check that goes on past a broken file:
+    the config and the error listing every problem (None when there is none). The config
+    is None when the file is not JSON or a field has the wrong type; when only values or
+    references are wrong it is the file as read, for checking what it selects (its agents'
+    tools and skills) — never for running it. ``references=False`` leaves the names a file
+    may take from a lower layer unchecked (when that layer could not be read)."""
     where = str(path) if path is not None else "config"
     try:
         data = loads_strict(text, max_bytes=MAX_CONFIG_BYTES)
     except JsonInputError as exc:
-        raise ConfigInvalid(f"{where} is not valid JSON: {exc}", field="$", path=where) from None
+        error = ConfigInvalid(f"{where} is not valid JSON: {exc}", field="$", path=where)
+        return None, error
     claimed = host.config_sections() if host is not None else {}
     core = data
     sections: dict[str, Any] = {}
@@ -400,7 +422,7 @@ def parse_config(
     try:
         parsed = structure(_CONVERTER, core, _ConfigFile)
     except StructureFailed as exc:
-        raise _invalid(explain_unknown(exc.problems, claimed) + problems, where) from None
+        return None, _invalid(explain_unknown(exc.problems, claimed) + problems, where)
     problems = (
         problems
         + value_problems(parsed)
@@ -409,16 +431,18 @@ def parse_config(
             host,
             frozenset(parsed.vars) | (frozenset(lower.vars) if lower is not None else frozenset()),
         )
-        + reference_problems(
-            parsed,
-            models=lower.models if lower is not None else None,
-            variables=frozenset(lower.vars) if lower is not None else frozenset(),
+        + (
+            reference_problems(
+                parsed,
+                models=lower.models if lower is not None else None,
+                variables=frozenset(lower.vars) if lower is not None else frozenset(),
+            )
+            if references
+            else []
         )
         + hook_problems(parsed)
     )
-    if problems:
-        raise _invalid(problems, where)
-    return Config(
+    config = Config(
         agents=parsed.agents,
         models=parsed.models,
         vars=parsed.vars,
@@ -429,6 +453,7 @@ def parse_config(
         sections=sections,
         rules=parsed.rules,
     )
+    return config, (_invalid(problems, where) if problems else None)
 
 
 _RENAMED: Final = re.compile(r"^(\$\.vars(?:\.[A-Za-z_][A-Za-z0-9_]*|\[[^\]]*\]))\.source\b")

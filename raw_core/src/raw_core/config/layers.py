@@ -35,16 +35,18 @@ from raw_core.config._model import (
     ConfigLayer,
     Floor,
     VarDefinition,
+    check_config,
     load_config,
     parse_config,
 )
 from raw_core.config.discovery import no_config, trusted_project_config, user_config_path
-from raw_core.errors import ConfigInvalid, ConfigNotFound
+from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError
 
 __all__ = [
     "MANAGED_CONFIG_ENV",
     "SYSTEM_MANAGED_CONFIG",
     "ConfigFiles",
+    "check_layers",
     "compose_layers",
     "find_layers",
     "load_layers",
@@ -117,6 +119,54 @@ def load_layers(files: ConfigFiles, *, host: PluginRecords | None = None) -> Con
         load_config(files.project, host=host, lower=user) if files.project is not None else None
     )
     return compose_layers(project=project, user=user, managed=managed)
+
+
+def check_layers(
+    files: ConfigFiles, *, host: PluginRecords | None = None
+) -> tuple[Config | None, list[RawError]]:
+    """:func:`load_layers` without stopping at the first broken file, for ``raw config
+    validate``: every layer is checked and every problem returned (each error lists its
+    file's, as :func:`~raw_core.config.parse_config` does). The composed config comes
+    back when every file could be read into one, even with wrong values or references
+    (for checking what its agents select, never for running it); None otherwise. Where
+    the user's config cannot be read at all, the project's is still checked, but its
+    references (names it may take from the user's config) are not."""
+    errors: list[RawError] = []
+    managed = user = project = None
+    broken = False
+    if files.managed is not None:
+        try:
+            managed = _load_managed(files.managed)
+        except RawError as exc:
+            errors.append(exc)
+            broken = True
+    if files.user is not None:
+        user, error = _check_file(files.user, host=host)
+        errors += [error] if error is not None else []
+        broken = broken or user is None
+    if files.project is not None:
+        unread = files.user is not None and user is None
+        project, error = _check_file(files.project, host=host, lower=user, references=not unread)
+        errors += [error] if error is not None else []
+        broken = broken or project is None
+    if broken:
+        return None, errors
+    return compose_layers(project=project, user=user, managed=managed), errors
+
+
+def _check_file(
+    path: Path,
+    *,
+    host: PluginRecords | None,
+    lower: Config | None = None,
+    references: bool = True,
+) -> tuple[Config | None, RawError | None]:
+    file = Path(os.path.abspath(path))
+    try:
+        text = file.read_bytes()
+    except OSError as exc:
+        return None, ConfigNotFound(f"cannot read {file}: {exc.strerror}", path=str(file))
+    return check_config(text, path=file, host=host, lower=lower, references=references)
 
 
 def _load_managed(path: Path) -> Config:

@@ -1,0 +1,97 @@
+"""Every problem loading one agent would meet, for ``raw config validate``.
+
+A session loads its agent with :func:`~raw_core.agent.open_agent`, which stops at the first
+problem: a turn cannot start anyway. A check wants them all, so :func:`agent_problems`
+resolves each ``tools.use`` entry and reads each ``skills.use`` entry on its own, and goes on
+past the ones that fail; the rules, floors and command hooks, which bind to the tools, are
+checked once every tool loaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import attrs
+
+from raw_core.agent._agent import Agent, _agent, _sources
+from raw_core.agent.skills import find_skills
+from raw_core.config import Config
+from raw_core.errors import RawError
+from raw_core.plugins import PluginHost
+from raw_core.tools.loader import ToolLoader
+from raw_core.tools.registry import ToolSelection
+
+__all__ = ["agent_problems"]
+
+
+async def agent_problems(
+    config: Config,
+    name: str,
+    *,
+    host: PluginHost,
+    loader: ToolLoader | None = None,
+    local_dir: Path | None = None,
+) -> tuple[Agent | None, tuple[RawError, ...]]:
+    """Load agent ``name`` as :func:`~raw_core.agent.open_agent` does and return every
+    problem that meets: one per failing ``tools.use`` entry and per failing ``skills.use``
+    entry (each with its ``field``), then the first of its rules, floors or command hooks
+    when its tools all loaded. The agent comes back when there was none; its tool sources
+    are closed by then, so it is for reading what was loaded (its tools' warnings), not
+    for running."""
+    agent_name, agent_config = config.resolve_agent(name)
+    problems: list[RawError] = []
+    loaded: Agent | None = None
+    failure: BaseException | None = None
+    # As in open_agent: the sources' background tasks run in this group, and what ends the
+    # block is re-raised after it, never as a group.
+    async with anyio.create_task_group() as tasks:
+        sources = _sources(config, host, loader, local_dir, tasks)
+        try:
+            selection = ToolSelection(field=f"$.agents.{agent_name}.tools.use")
+            for index, text in enumerate(agent_config.tools.use):
+                try:
+                    identity = selection.identity(index, text)
+                    with selection.at(index, text):
+                        tool = await sources.resolve(identity)
+                    selection.add(index, tool)
+                except RawError as exc:
+                    problems.append(exc)
+            tools_failed = len(problems)
+            skills = f"$.agents.{agent_name}.skills.use"
+            for index, skill in enumerate(agent_config.skills.use):
+                try:
+                    find_skills(
+                        [skill], config.skills.paths, base_dir=config.directory, field=skills
+                    )
+                except RawError as exc:
+                    exc.context["field"] = f"{skills}[{index}]"
+                    problems.append(exc)
+            if not tools_failed:
+                # The rules, floors and hooks bind to the tools: checked once all loaded
+                # (the skills, already checked one by one, are left out when one failed).
+                use = agent_config.skills.use if not problems else ()
+                bound = attrs.evolve(
+                    agent_config, skills=attrs.evolve(agent_config.skills, use=use)
+                )
+                try:
+                    agent = _agent(config, agent_name, bound, selection.registry())
+                except RawError as exc:
+                    problems.append(exc)
+                else:
+                    loaded = agent if not problems else None
+        except BaseException as exc:
+            await sources.aclose(exc)
+            failure = exc
+        else:
+            try:
+                await sources.aclose()
+            except RawError as exc:
+                problems.append(exc)
+            except BaseException as exc:
+                failure = exc
+        finally:
+            tasks.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return (loaded if not problems else None), tuple(problems)
