@@ -275,6 +275,9 @@ def test_a_managed_config_holds_only_rules_and_must_exist_when_named(
     error = json_of(run("tools", "list", "--json"))["error"]
     assert error["code"] == "config_not_found"
     assert "RAW_MANAGED_CONFIG" in error["message"]
+    said = run("tools", "list").stderr
+    assert "hint: the managed config is an administrator's: fix the file, or unset" in said
+    assert "raw config init" not in said  # a starter config would not be the managed one
 
 
 def test_validate_and_the_chat_banner_name_every_file_in_use(

@@ -26,6 +26,8 @@ _BY_CODE = {
 
 def hint(error: RawError, *, command: str | None = None) -> str | None:
     """The hint for ``error`` (``command``: the command line's command, for --help)."""
+    if error.code == "config_not_found" and error.context.get("layer") == "managed":
+        return "the managed config is an administrator's: fix the file, or unset RAW_MANAGED_CONFIG"
     env = error.context.get("env")
     if error.code in ("config_invalid", "var_unavailable") and isinstance(env, str):
         where = f" or change {error.field} in the config" if error.field else ""

@@ -180,9 +180,9 @@ def chat(
 
     On a terminal the prompt has line editing and a history kept across chats; Esc then
     Enter starts a new line. The session is made when the first prompt is sent and is
-    titled by the first prompt the hooks let through. Ctrl-C cancels the running turn (the session stays valid and can be
-    resumed); at the prompt, a second Ctrl-C quits (exit 130); Ctrl-D at the prompt quits
-    (exit 0).
+    titled by the first prompt the hooks let through. Ctrl-C cancels the running turn (the
+    session stays valid and can be resumed); at the prompt, a second Ctrl-C quits (exit
+    130); Ctrl-D at the prompt quits (exit 0).
     """
     sys.exit(
         conversation(

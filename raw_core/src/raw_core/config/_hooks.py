@@ -4,8 +4,8 @@
 (``hooks/<folder>/`` beside the config file) or ``local/<folder>`` (the user's
 ``$XDG_CONFIG_HOME/raw/hooks/<folder>/``). They run in the order listed. ``timeout_ms``
 lowers the limit of every selected hook when the agent sets it (a hook's own
-``timeout_ms`` may be lower still; a hook that sets none has 60 s). The folders themselves are read when the agent is loaded
-(:mod:`raw_core.hooks`).
+``timeout_ms`` may be lower still; a hook that sets none has 60 s). The folders themselves
+are read when the agent is loaded (:mod:`raw_core.hooks`).
 """
 
 from __future__ import annotations

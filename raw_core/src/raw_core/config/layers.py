@@ -178,9 +178,12 @@ def _load_managed(path: Path) -> Config:
             f"no managed config at {path} (named by ${MANAGED_CONFIG_ENV}, or the system path"
             f" {SYSTEM_MANAGED_CONFIG})",
             path=str(path),
+            layer="managed",
         ) from None
     except OSError as exc:
-        raise ConfigNotFound(f"cannot read {path}: {exc.strerror}", path=str(path)) from None
+        raise ConfigNotFound(
+            f"cannot read {path}: {exc.strerror}", path=str(path), layer="managed"
+        ) from None
     try:
         data = loads_strict(text, max_bytes=MAX_CONFIG_BYTES)
     except JsonInputError as exc:
