@@ -60,6 +60,7 @@ from raw_core.config._rules import (
     RuleExamples,
     structure_match,
 )
+from raw_core.config._vars import check_command, check_env_name, check_file
 from raw_core.errors import ConfigInvalid, ConfigNotFound
 from raw_core.frozen import FrozenDict, freeze
 
@@ -153,9 +154,9 @@ class VarSource:
     file (its text, without a final newline), or a command's standard output (run without a
     shell, with a timeout)."""
 
-    env: str | None = None
-    file: str | None = None
-    command: tuple[str, ...] | None = None
+    env: str | None = attrs.field(default=None, validator=check_env_name)
+    file: str | None = attrs.field(default=None, validator=check_file)
+    command: tuple[str, ...] | None = attrs.field(default=None, validator=check_command)
     timeout_ms: int = 10_000
 
     def __attrs_post_init__(self) -> None:
