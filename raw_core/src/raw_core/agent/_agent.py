@@ -21,7 +21,7 @@ import attrs
 from anyio.abc import TaskGroup
 
 from raw_core.agent.skills import SkillService, find_skills
-from raw_core.agent.variables import VarService
+from raw_core.agent.variables import VarCache, VarService
 from raw_core.config import AgentConfig, Config
 from raw_core.hooks import HookSet, credential_names, load_hooks
 from raw_core.plugins import PluginHost
@@ -130,6 +130,7 @@ def load_agent(
     host: PluginHost,
     loader: ToolLoader | None = None,
     local_dir: Path | None = None,
+    var_cache: VarCache | None = None,
 ) -> Agent:
     """Resolve agent ``name`` (see :meth:`Config.resolve_agent`), load only its tools, bind
     its rules to them, and read only its skills. Variables are not read here: their values
@@ -138,7 +139,9 @@ def load_agent(
     Tools load through each source's synchronous ``load`` (folder sources have one); an
     identity whose source is async only is ``tool_source_unavailable`` — use
     :func:`open_agent` (or the app) for those. ``local_dir`` replaces the user's tools
-    directory (``local/``).
+    directory (``local/``). ``var_cache`` holds the values of the runtime the agent runs
+    in (an agent cache of its own without one): a runtime passes the same one to every
+    agent it loads, so a value is read once for all its sessions and calls.
 
     A rule whose predicate cannot be bound to a tool its glob matches is a
     ``config_invalid`` naming the rule (``field`` ``$.agents.<name>.tools.rules[<i>]...``,
@@ -151,7 +154,7 @@ def load_agent(
     registry = Registry.select(
         agent_config.tools.use, load=sources.load, field=f"$.agents.{agent_name}.tools.use"
     )
-    return _agent(config, agent_name, agent_config, registry)
+    return _agent(config, agent_name, agent_config, registry, var_cache)
 
 
 @asynccontextmanager
@@ -162,16 +165,18 @@ async def open_agent(
     host: PluginHost,
     loader: ToolLoader | None = None,
     local_dir: Path | None = None,
+    var_cache: VarCache | None = None,
 ) -> AsyncIterator[Agent]:
     """``async with open_agent(config, host=host) as agent:`` — the agent with its tool
     sources open for the block.
 
     Only the sources of the prefixes ``tools.use`` names are built and opened, each just
     before its first identity is resolved; the selection checks, the policy, skills and
-    variables are those of :func:`load_agent`. When the block ends — normally, with an
-    error, or cancelled, also when loading failed — every opened source is closed (last
-    opened first, shielded from cancellation); a close failure never hides the error that
-    ended the block (it is logged and added to that error's notes).
+    variables (read through ``var_cache``) are those of :func:`load_agent`. When the block
+    ends — normally, with an error, or cancelled, also when loading failed — every opened
+    source is closed (last opened first, shielded from cancellation); a close failure
+    never hides the error that ended the block (it is logged and added to that error's
+    notes).
     """
     agent_name, agent_config = config.resolve_agent(name)
     failure: BaseException | None = None
@@ -185,7 +190,7 @@ async def open_agent(
                 resolve=sources.resolve,
                 field=f"$.agents.{agent_name}.tools.use",
             )
-            yield _agent(config, agent_name, agent_config, registry)
+            yield _agent(config, agent_name, agent_config, registry, var_cache)
         except BaseException as exc:
             await sources.aclose(exc)
             failure = exc
@@ -225,7 +230,13 @@ def _package_source(config: Config, loader: ToolLoader) -> ToolSource:
     return PackageSource.for_config(config, loader)
 
 
-def _agent(config: Config, agent_name: str, agent_config: AgentConfig, registry: Registry) -> Agent:
+def _agent(
+    config: Config,
+    agent_name: str,
+    agent_config: AgentConfig,
+    registry: Registry,
+    var_cache: VarCache | None = None,
+) -> Agent:
     """Bind the agent's rules and command hooks to its tools and read its skills (not its
     variables)."""
     directory = config.directory
@@ -252,7 +263,7 @@ def _agent(config: Config, agent_name: str, agent_config: AgentConfig, registry:
         base_dir=directory,
         field=f"$.agents.{agent_name}.skills.use",
     )
-    variables = VarService(config.vars, agent_config.vars.use, base_dir=directory)
+    variables = VarService(config.vars, agent_config.vars.use, base_dir=directory, cache=var_cache)
     return Agent(
         name=agent_name,
         config=agent_config,

@@ -7,11 +7,15 @@ such as a connection string can be ``{"var": "NAME"}`` instead of a value in the
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from raw_core.config import Config
 from raw_core.errors import ConfigInvalid, RawError, StoreUnavailable
 from raw_core.plugins import PluginHost
 from raw_core.sessions.backend import SessionBackend, SessionBackendRecord
+
+if TYPE_CHECKING:
+    from raw_core.agent.variables import VarCache
 
 __all__ = ["open_backend"]
 
@@ -21,8 +25,11 @@ async def open_backend(
     host: PluginHost,
     store_dir: str | os.PathLike[str] | None,
     expire_after_days: float | None,
+    *,
+    var_cache: VarCache | None = None,
 ) -> SessionBackend:
-    """The backend ``sessions.backend`` names (raw's SQLite store by default)."""
+    """The backend ``sessions.backend`` names (raw's SQLite store by default); the
+    variables its options name are read through ``var_cache``."""
     from raw_core.sessions.sqlite import SQLITE_BACKEND, SqliteBackend
 
     sessions = config.sessions
@@ -48,7 +55,7 @@ async def open_backend(
         record.validate_config(chosen.options, "$.sessions.backend")
     from raw_core.agent.variables import VarService
 
-    variables = VarService(config.vars, (), base_dir=config.directory)
+    variables = VarService(config.vars, (), base_dir=config.directory, cache=var_cache)
     try:
         return await record.factory(
             options=chosen.options, expire_after_days=days, resolve_var=variables.read_defined

@@ -25,6 +25,7 @@ from raw_core.sessions.messages import UserMessage
 
 if TYPE_CHECKING:
     from raw_core.agent import Agent
+    from raw_core.agent.variables import VarCache
     from raw_core.config import Config
     from raw_core.plugins import PluginHost
 
@@ -151,9 +152,11 @@ def describe_models(config: Config, host: PluginHost) -> list[dict[str, Any]]:
     return rows
 
 
-async def check_model(config: Config, host: PluginHost, name: str, seconds: float) -> ModelCheck:
-    """:func:`probe_model` on the config's model ``name``; ``config_invalid`` for an
-    unknown model."""
+async def check_model(
+    config: Config, host: PluginHost, name: str, seconds: float, var_cache: VarCache | None = None
+) -> ModelCheck:
+    """:func:`probe_model` on the config's model ``name`` (its credential read through
+    ``var_cache``); ``config_invalid`` for an unknown model."""
     from raw_core.agent.variables import VarService
     from raw_core.runtime.models import make_provider
 
@@ -163,7 +166,7 @@ async def check_model(config: Config, host: PluginHost, name: str, seconds: floa
         raise ConfigInvalid(
             f"no model named {name!r}; the config defines: {known}", field="$.models"
         )
-    variables = VarService(config.vars, (), base_dir=config.directory)
+    variables = VarService(config.vars, (), base_dir=config.directory, cache=var_cache)
     with credential_source(config, name):
         provider = make_provider(host, model, name=name, resolve_var=variables.read_defined)
     return await probe_model(provider, seconds)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from raw_core.agent import Agent
+    from raw_core.agent.variables import VarCache
     from raw_core.app._examples import ExampleRun
     from raw_core.app._explain import Explanation
     from raw_core.app._listing import ToolListing
@@ -86,6 +87,7 @@ class App:
         self._approval_wait = approval_wait
         self._runtime: Runtime | None = None
         self._live: dict[str, Session] = {}
+        self._var_cache: VarCache | None = None
 
     async def backend(self) -> SessionBackend:
         """The session backend, opened on first use (commands that need no sessions, such
@@ -96,6 +98,15 @@ class App:
                     assert self._open_backend is not None
                     self._backend = await self._open_backend()
         return self._backend
+
+    def var_cache(self) -> VarCache:
+        """The variables' values read so far: one cache, in memory, for all the sessions,
+        calls and credentials of this service (the runtime of spec 004's "Variables")."""
+        if self._var_cache is None:
+            from raw_core.agent.variables import VarCache
+
+            self._var_cache = VarCache()
+        return self._var_cache
 
     async def runtime(self) -> Runtime:
         """The runtime every session of this service runs in."""
@@ -165,7 +176,9 @@ class App:
             # Imported here: a command that needs no sessions never imports the store.
             from raw_core.app._backends import open_backend
 
-            return await open_backend(resolved, host, store_dir, expire_after_days)
+            return await open_backend(
+                resolved, host, store_dir, expire_after_days, var_cache=app.var_cache()
+            )
 
         app = cls(
             config=config,
@@ -193,7 +206,12 @@ class App:
         if self._loader is None:
             self._loader = ToolLoader()
         async with open_agent(
-            self.config, name, host=self.host, loader=self._loader, local_dir=self._local_dir
+            self.config,
+            name,
+            host=self.host,
+            loader=self._loader,
+            local_dir=self._local_dir,
+            var_cache=self.var_cache(),
         ) as agent:
             yield agent
 
@@ -496,4 +514,4 @@ class App:
         ``config_invalid`` for an unknown model; provider and credential errors raise."""
         from raw_core.app._probe import check_model
 
-        return await check_model(self.config, self.host, name, seconds)
+        return await check_model(self.config, self.host, name, seconds, self.var_cache())
