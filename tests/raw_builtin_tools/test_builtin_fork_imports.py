@@ -160,7 +160,7 @@ CALLS: dict[str, tuple[dict[str, Any], str]] = {
         "applied 1 hunk",
     ),
     "list_skills": ({}, "review: How to review a change."),
-    "load_skill": ({"name": "review"}, "# Skill: review\n\nRead the diff first."),
+    "load_skill": ({"name": "review"}, "Read the diff first."),
     "list_vars": ({}, "TOKEN: A test token"),
     "read_var": ({"name": "TOKEN"}, ""),
     "todo": ({"items": [{"text": "fork it", "status": "done"}]}, "panel todo updated (revision 1)"),

@@ -111,7 +111,7 @@ async def test_list_skills_lists_the_selected_skills_in_order(agent: Agent) -> N
 async def test_load_skill_loads_a_selected_body(agent: Agent) -> None:
     result = await call(agent, "load_skill", {"name": "release"})
     assert result.status == "ok"
-    assert result.text() == "# Skill: release\n\nTag, then publish."
+    assert result.text() == "Tag, then publish."
 
 
 @pytest.mark.parametrize("name", ["unused", "nope"])
