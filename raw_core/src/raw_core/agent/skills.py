@@ -17,6 +17,7 @@ model lists them with ``builtin/list_skills`` and reads one with ``builtin/load_
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -47,26 +48,40 @@ class Skill:
 
 def parse_skill(text: str, *, path: Path) -> Skill:
     """Parse the text of a ``SKILL.md``; raise ``ValueError`` saying what is wrong (with the
-    line number)."""
+    line number).
+
+    The front matter is read as the simple YAML it usually is, without a YAML library:
+    ``key: value`` lines, where ``name`` and ``description`` are text — plain or quoted, on
+    one line or continued on indented lines, or a folded (``>``) or literal (``|``) block —
+    and any other key is skipped with the indented lines or list items below it. A UTF-8
+    byte order mark is dropped and Windows line endings (CRLF) are read as ``\\n``.
+    """
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
+    if lines[0].strip() != "---":
         raise ValueError("line 1: expected front matter starting with '---'")
     fields: dict[str, str] = {}
+    entry: _Entry | None = None
     for number, line in enumerate(lines[1:], start=2):
         if line.strip() == "---":
             body = "\n".join(lines[number:]).strip("\n")
             break
+        if entry is not None and entry.takes(line):
+            entry.lines.append((number, line))
+            continue
+        if entry is not None:
+            fields[entry.key] = entry.value()
+            entry = None
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         key, sep, value = line.partition(":")
         if not sep or not key.strip() or key != key.strip():
             raise ValueError(f"line {number}: expected 'key: value' in the front matter")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        fields[key.strip()] = value
+        entry = _Entry(key=key, inline=value.strip(), line=number)
     else:
         raise ValueError("the front matter never ends: expected a closing '---' line")
+    if entry is not None:
+        fields[entry.key] = entry.value()
     for required in ("name", "description"):
         if not fields.get(required):
             raise ValueError(f"the front matter has no {required!r}")
@@ -79,11 +94,67 @@ def parse_skill(text: str, *, path: Path) -> Skill:
     return Skill(name=name, description=fields["description"], body=body, path=path, digest=digest)
 
 
+_TEXT_KEYS: Final = frozenset({"name", "description"})
+_BLOCK: Final = re.compile(r"[>|][+-]?")
+
+
+@attrs.define
+class _Entry:
+    """One front-matter key and the lines that continue it."""
+
+    key: str
+    inline: str
+    line: int
+    lines: list[tuple[int, str]] = attrs.field(factory=list)
+
+    def takes(self, line: str) -> bool:
+        """Whether ``line`` continues this key: an indented line, a blank line inside it,
+        or a list item under a key with no value on its own line."""
+        if line[:1] in (" ", "\t"):
+            return True
+        if not line.strip():
+            return bool(self.lines) or bool(_BLOCK.fullmatch(self.inline))
+        return not self.inline and (line == "-" or line.startswith("- "))
+
+    def value(self) -> str:
+        """The key's text (other keys are not read: an empty string)."""
+        if self.key not in _TEXT_KEYS:
+            return ""
+        lines = [line for _, line in self.lines]
+        while lines and not lines[-1].strip():
+            lines.pop()
+        items = (line.strip() == "-" or line.lstrip().startswith("- ") for line in lines)
+        if not self.inline and any(items):
+            raise ValueError(f"line {self.line}: expected {self.key!r} to be text, found a list")
+        if _BLOCK.fullmatch(self.inline):
+            indent = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
+            lines = [line[indent:] for line in lines]
+            if self.inline.startswith("|"):
+                return "\n".join(lines).strip("\n")
+            return _folded(lines)
+        value = _folded([self.inline, *(line.strip() for line in lines)])
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        return value
+
+
+def _folded(lines: list[str]) -> str:
+    """Lines joined as YAML folds them: by a space, a blank line making a line break."""
+    paragraphs: list[list[str]] = [[]]
+    for line in lines:
+        if line.strip():
+            paragraphs[-1].append(line.strip())
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return "\n".join(" ".join(words) for words in paragraphs if words)
+
+
 def find_skills(
     names: Sequence[str], paths: Sequence[str], *, base_dir: Path | None, field: str
 ) -> tuple[Skill, ...]:
-    """Load the skills ``names`` from the first of ``paths`` that has each; a missing or
-    malformed skill is ``config_invalid`` naming its ``skills.use`` entry."""
+    """Load the skills ``names`` from the first of ``paths`` that has each; an entry that is
+    not a skill name (a path: ``../x``, ``/x``), a missing or a malformed skill is
+    ``config_invalid`` naming its ``skills.use`` entry."""
     roots = []
     for raw in paths:
         root = Path(os.path.expanduser(raw))
@@ -93,6 +164,12 @@ def find_skills(
     found: list[Skill] = []
     for index, name in enumerate(names):
         where = f"{field}[{index}]"
+        if not _NAME.fullmatch(name):
+            raise ConfigInvalid(
+                "expected a skill name (lowercase letters, digits, _ and -, looked up in"
+                f" skills.paths), found {json.dumps(name)}",
+                field=where,
+            )
         candidates = [root / name / SKILL_FILE for root in roots]
         file = next((c for c in candidates if c.is_file()), None)
         if file is None:
