@@ -87,6 +87,16 @@ def test_the_config_refuses_a_source_that_cannot_be_read(
     caught.value.message.encode("utf-8")  # printable: the bad text is never quoted
 
 
+@pytest.mark.parametrize("name", ["a\ud800b", "A\0B", "A=B", ""])
+def test_the_config_refuses_a_credential_env_name_that_cannot_be_read(name: str) -> None:
+    config = config_with({"env": "X"})
+    config["models"]["m"]["api_key"] = {"env": name}
+    with pytest.raises(ConfigInvalid) as caught:
+        parse_config(json.dumps(config))
+    assert caught.value.field == "$.models.m.api_key.env"
+    assert caught.value.message.startswith("expected the name of an environment variable")
+
+
 def test_raw_run_with_a_nul_in_a_credential_file_is_config_invalid(tmp_path: Path) -> None:
     config = tmp_path / "n.json"
     config.write_text(json.dumps(config_with({"file": "a\0b"})))

@@ -119,7 +119,7 @@ class SecretRef:
     config variable (``{"var": "NAME"}``). The value itself is never written in the config,
     the session store, logs or history."""
 
-    env: str | None = None
+    env: str | None = attrs.field(default=None, validator=check_env_name)
     var: str | None = None
 
     def __attrs_post_init__(self) -> None:
