@@ -40,6 +40,7 @@ from raw_core.sessions.backend import (
     RequestAnswer,
     SessionInfo,
     SessionState,
+    title_text,
 )
 from raw_core.sessions.messages import Message
 from raw_store_postgres import _lock
@@ -253,6 +254,7 @@ class PostgresBackend:
 
     async def create(self, *, title: str = "", cwd: str | None = None) -> SessionInfo:
         """A new, empty session (the backend's first write sweeps the expired ones)."""
+        title = title_text(title)
         await self._sweep()
         session_id = new_session_id()
         now = self._expiry.now()

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         SessionWriter,
         ToolOutput,
         new_request_id,
+        title_text,
     )
     from raw_core.sessions.cursors import Cursor, CursorFormat
     from raw_core.sessions.messages import (
@@ -95,6 +96,7 @@ _EXPORTS: dict[str, str] = {
     "message_from_dict": "raw_core.sessions.messages",
     "message_to_dict": "raw_core.sessions.messages",
     "new_request_id": "raw_core.sessions.backend",
+    "title_text": "raw_core.sessions.backend",
 }
 
 
@@ -144,4 +146,5 @@ __all__ = [
     "message_from_dict",
     "message_to_dict",
     "new_request_id",
+    "title_text",
 ]

@@ -69,6 +69,7 @@ from raw_core.sessions.records import (
     ToolOutput,
     document_json,
     new_request_id,
+    title_text,
 )
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ __all__ = [
     "ToolOutput",
     "document_json",
     "new_request_id",
+    "title_text",
 ]
 
 # --- the protocols -----------------------------------------------------------------------
@@ -168,7 +170,7 @@ class SessionBackend(Protocol):
 
     async def create(self, *, title: str = "", cwd: str | None = None) -> SessionInfo:
         """A new, empty session with a fresh stable id (the backend's first write deletes
-        the expired sessions first)."""
+        the expired sessions first); ``title`` is stored as :func:`title_text` makes it."""
         ...
 
     async def info(self, session_id: str) -> SessionInfo:

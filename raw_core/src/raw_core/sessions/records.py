@@ -8,6 +8,7 @@ They are plain frozen values shared by every backend; the protocols that store t
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import Mapping
@@ -44,6 +45,7 @@ __all__ = [
     "ToolOutput",
     "document_json",
     "new_request_id",
+    "title_text",
 ]
 
 MAX_TOOL_OUTPUT_BYTES: Final = 1024 * 1024
@@ -72,6 +74,16 @@ PanelKey = tuple[str, str]
 
 # --- sessions ----------------------------------------------------------------------------
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def title_text(title: str) -> str:
+    """A session title as every backend stores it: ``title`` with each code point a store
+    cannot keep as text replaced by U+FFFD — a lone surrogate (JSON allows one in a prompt,
+    UTF-8 cannot encode it) and NUL (PostgreSQL text refuses it). A title is for people
+    to read, so a first prompt holding either still makes one."""
+    return _UNSTORABLE.sub("\ufffd", title)
+
 
 @attrs.frozen(kw_only=True)
 class SessionInfo:
@@ -98,7 +110,7 @@ class SessionState:
     revisions are the newest :class:`PanelUpdate` items of each in the display history.
     """
 
-    title: str = ""
+    title: str = attrs.field(default="", converter=title_text)
     cwd: str | None = None
     tool_digests: Mapping[str, str] | None = None
     cache_key: str | None = None

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 
 from raw_core.errors import StorageFull
-from raw_core.sessions.backend import PendingRequest, RequestAnswer, SessionInfo
+from raw_core.sessions.backend import PendingRequest, RequestAnswer, SessionInfo, title_text
 from raw_core.sessions.sqlite import _lock, _requests
 from raw_core.sessions.sqlite._durability import WalName
 from raw_core.sessions.sqlite._expiry import Clock, Expiry
@@ -212,7 +212,9 @@ class SessionStore:
 
     def create(self, title: str = "", cwd: str | None = None) -> SessionInfo:
         """A new, empty session with a fresh stable id; ``cwd`` is the folder its tools
-        run in, when known. The store's first write deletes the expired sessions first."""
+        run in, when known; ``title`` is stored as :func:`title_text` makes it. The store's
+        first write deletes the expired sessions first."""
+        title = title_text(title)
         self.sweep_expired()
         session_id = new_session_id()
         now = self._expiry.now_ms()
