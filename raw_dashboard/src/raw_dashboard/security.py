@@ -10,11 +10,11 @@ browser must not be able to drive it. So, in this order:
   (``/?token=...``). That request trades it for a cookie (``HttpOnly``,
   ``SameSite=Strict``, path ``/``) and is redirected to ``/`` so the token leaves the
   address bar. Every other request must carry the cookie (or an ``Authorization: Bearer``
-  header, for scripts): 401 ``unauthorized`` otherwise. Tokens are compared in constant
-  time.
-* **Origin** on a write (any method but GET and HEAD) must be the server's own origin
-  when the browser sends one (403 ``forbidden_origin``); a write from a browser with no
-  Origin at all is refused too unless it carries the bearer header.
+  header, for scripts; the scheme in any case): 401 ``unauthorized`` otherwise, whatever
+  its Origin. Tokens are compared in constant time.
+* **Origin** on a write (any method but GET and HEAD) with the token must be the server's
+  own origin (403 ``forbidden_origin``); a write with no Origin at all is refused too
+  unless it carries the bearer header.
 * **Headers**: a strict Content-Security-Policy (scripts, styles, images and connections
   from the server itself only; no frames, no form posts elsewhere), ``no-referrer``,
   ``nosniff`` and ``DENY`` framing on every response.
@@ -59,6 +59,13 @@ def _cookie(header: str, name: str) -> str | None:
         if key == name:
             return value
     return None
+
+
+def _bearer(header: str) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header; the scheme's name in any
+    case (RFC 9110: auth schemes are case-insensitive)."""
+    scheme, _, token = header.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 def _security_headers() -> list[tuple[bytes, bytes]]:
@@ -131,22 +138,14 @@ class Guard:
                 "this server answers only to its own loopback address and port",
             )
             return
-        bearer = headers.get("authorization", "")
-        by_header = bearer.startswith("Bearer ") and self._token_ok(bearer[7:])
         method = scope["method"]
-        if method not in _SAFE_METHODS and not by_header:
-            origin = headers.get("origin")
-            if origin != self.origin and origin != f"http://localhost:{self.port}":
-                await _refuse(
-                    send, 403, "forbidden_origin", "a write must come from the dashboard's own page"
-                )
-                return
         if scope["path"] == "/" and method == "GET":
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             given = query.get("token", [None])[0]
             if given is not None:
                 await self._exchange(given, send)
                 return
+        by_header = self._token_ok(_bearer(headers.get("authorization", "")))
         if not by_header and not self._token_ok(_cookie(headers.get("cookie", ""), COOKIE_NAME)):
             await _refuse(
                 send,
@@ -155,6 +154,13 @@ class Guard:
                 "open the URL `raw dashboard` printed: it carries this process's token",
             )
             return
+        if method not in _SAFE_METHODS and not by_header:
+            origin = headers.get("origin")
+            if origin != self.origin and origin != f"http://localhost:{self.port}":
+                await _refuse(
+                    send, 403, "forbidden_origin", "a write must come from the dashboard's own page"
+                )
+                return
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
