@@ -10,13 +10,13 @@ from tests.conftest import raw_script
 from tests.dashboard.conftest import Server
 
 
-def run_raw(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_raw(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [raw_script(), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
 
@@ -38,8 +38,25 @@ def test_a_port_in_use_is_a_clear_error(dashboard: Server, tmp_path: Path) -> No
     )  # fmt: skip
     assert busy.returncode == 2
     assert busy.stdout == ""
-    assert f"cannot listen on 127.0.0.1:{dashboard.port}" in busy.stderr
+    assert busy.stderr.startswith(
+        f"raw: usage_invalid: cannot listen on 127.0.0.1:{dashboard.port}"
+    ), busy.stderr
+    assert "(at --port)" in busy.stderr
     assert "Traceback" not in busy.stderr
+
+
+def test_an_agent_the_config_lacks_exits_2_before_the_url(
+    dashboard: Server, tmp_path: Path
+) -> None:
+    # A server that started would print its URL and serve on: the bound is that case.
+    unknown = run_raw(
+        "dashboard", "--no-open", "--port", "0", "--agent", "nope",
+        "--config", str(dashboard.root / "raw.json"), cwd=tmp_path, timeout=30,
+    )  # fmt: skip
+    assert unknown.returncode == 2
+    assert unknown.stdout == ""
+    assert unknown.stderr.startswith("raw: config_invalid: no agent named 'nope'"), unknown.stderr
+    assert "Traceback" not in unknown.stderr
 
 
 def test_a_bad_config_is_a_clear_error(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 The first line of standard output is the URL to open (it carries this process's token);
 by default the browser opens it. Ctrl-C stops the server (exit 130); turns it still runs
-are cancelled cleanly. A config or port error exits 2.
+are cancelled cleanly. A config error (an ``--agent`` the config lacks included) or a port
+in use exits 2 before the URL is printed.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def dashboard(port: int, no_open: bool, config_path: Path | None, agent_name: st
 
     async def main() -> None:
         async with App.open(config_path, approval_wait=APPROVAL_WAIT) as app:
+            app.config.resolve_agent(agent_name)  # an agent it lacks fails now, not per turn
             server = Dashboard(app, port=port, agent=agent_name, signals=True)
             server.listen()
             async with anyio.create_task_group() as group:

@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import uvicorn
-from starlette.applications import Starlette
 
-from raw_core.errors import RawError
-from raw_dashboard.api import routes
+from raw_core.errors import UsageInvalid
+from raw_dashboard.api import application
 from raw_dashboard.live import Hub, TurnRunner
 from raw_dashboard.prefs import Preferences, default_path
 from raw_dashboard.security import Guard, new_token
@@ -88,7 +87,7 @@ class Dashboard:
             self._server.should_exit = True
 
     def listen(self) -> socket.socket:
-        """Bind ``127.0.0.1:port`` now (a port in use is a :class:`RawError` naming
+        """Bind ``127.0.0.1:port`` now (a port in use is :class:`UsageInvalid` naming
         ``--port``); :meth:`serve` binds it itself when this was not called."""
         if self._listener is None:
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -97,8 +96,10 @@ class Dashboard:
                 listener.bind((HOST, self._port))
             except OSError as error:
                 listener.close()
-                raise RawError(
-                    f"cannot listen on {HOST}:{self._port}: {error.strerror}", field="--port"
+                raise UsageInvalid(
+                    f"cannot listen on {HOST}:{self._port}: {error.strerror};"
+                    " choose another --port (0: a free one)",
+                    field="--port",
                 ) from None
             listener.listen(128)
             listener.setblocking(False)
@@ -112,7 +113,7 @@ class Dashboard:
         async with anyio.create_task_group() as group:
             self.runner = TurnRunner(self.app, self.hub, group, agent=self._agent)
             guard = Guard(
-                Starlette(routes=routes(self.app, self.hub, self.runner, self._prefs)),
+                application(self.app, self.hub, self.runner, self._prefs),
                 token=self.token,
                 port=self.port,
             )
