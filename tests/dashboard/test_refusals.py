@@ -20,6 +20,17 @@ def refused(reply: Any, field: str) -> dict[str, Any]:
     return error
 
 
+def stopped(server: Server, session_id: str) -> None:
+    """Cancel the session's turn once it waits for its ask, and wait until it ended."""
+    events = server.events(session_id, cursor="")
+    try:
+        events.until(lambda e: e["type"] == "requests" and e["requests"])
+        server.request("POST", f"/api/sessions/{session_id}/cancel")
+        events.until(lambda e: e["type"] == "status" and e["running"] is False)
+    finally:
+        events.close()
+
+
 def test_a_write_without_the_token_is_unauthorized_whatever_its_origin(
     dashboard: Server,
 ) -> None:
@@ -46,3 +57,21 @@ def test_the_bearer_scheme_is_accepted_in_any_case(dashboard: Server) -> None:
         "GET", "/api/sessions", auth=False, headers={"Authorization": "bearer nope"}
     )
     assert wrong.status == 401
+
+
+def test_the_event_stream_opens_with_the_status_then_the_requests(dashboard: Server) -> None:
+    reply = dashboard.request("POST", "/api/sessions", {"prompt": "state first"})
+    session_id = reply.body["session_id"]
+    stopped(dashboard, session_id)
+    # From the first item on: the items after it are there to send at once, and still come
+    # after the state (the order is the stream's own, not a race's outcome).
+    cursor = dashboard.request("GET", f"/api/sessions/{session_id}/items?limit=1").body
+    for _ in range(5):
+        events = dashboard.events(session_id, cursor=cursor["next_cursor"])
+        try:
+            first, second, third = events.next(), events.next(), events.next()
+        finally:
+            events.close()
+        assert (first["type"], first["running"]) == ("status", False)
+        assert (second["type"], second["requests"]) == ("requests", [])
+        assert third["type"] == "item"

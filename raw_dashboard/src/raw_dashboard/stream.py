@@ -13,6 +13,9 @@ a ``type``):
   for an answer — also ones a turn in another process waits on).
 * ``status``: whether this process runs a turn of the session (``running``).
 
+The stream opens with the session's state: ``status`` first, then ``requests``; then
+the rest as it comes.
+
 A comment line is sent every 15 seconds so proxies and browsers keep the stream open.
 The stream ends when the browser goes away; nothing the session does waits for it.
 """
@@ -90,14 +93,18 @@ class EventStream:
                     ],
                 }
             )
+            # The state first, in this order: status, then the pending requests; then
+            # items, live events and request changes as they come.
+            sender.send_nowait(
+                {"type": "status", "running": self._runner.running(self._session_id)}
+            )
+            pending = await self._pending(sender)
             async with anyio.create_task_group() as group:
                 group.start_soon(self._items, sender.clone())
-                group.start_soon(self._requests, sender.clone())
+                if pending is not None:
+                    group.start_soon(self._requests, sender.clone(), pending)
                 group.start_soon(self._relay, events, send, group.cancel_scope)
                 group.start_soon(self._until_gone, receive, group.cancel_scope)
-                sender.send_nowait(
-                    {"type": "status", "running": self._runner.running(self._session_id)}
-                )
         finally:
             self._hub.unsubscribe(self._session_id, sender)
             sender.close()
@@ -143,11 +150,22 @@ class EventStream:
                     cursor = page.next_cursor
                     await sender.send({"type": "cursor", "cursor": cursor})
 
-    async def _requests(self, sender: MemoryObjectSendStream[dict[str, Any]]) -> None:
-        """The pending requests, sent first and then whenever they change."""
-        last: list[str] | None = None
+    async def _pending(self, sender: MemoryObjectSendStream[dict[str, Any]]) -> list[str] | None:
+        """Send the pending requests; their ids (``None``: the session cannot be read)."""
+        try:
+            found = await self._app.pending_requests(self._session_id)
+        except RawError:
+            return None
+        await sender.send({"type": "requests", "requests": [request_json(r) for r in found]})
+        return [request.id for request in found]
+
+    async def _requests(
+        self, sender: MemoryObjectSendStream[dict[str, Any]], last: list[str]
+    ) -> None:
+        """The pending requests whenever they change (``last``: the ids sent first)."""
         with sender:
             while True:
+                await anyio.sleep(_REQUESTS_EVERY)
                 try:
                     found = await self._app.pending_requests(self._session_id)
                 except RawError:
@@ -158,4 +176,3 @@ class EventStream:
                     await sender.send(
                         {"type": "requests", "requests": [request_json(r) for r in found]}
                     )
-                await anyio.sleep(_REQUESTS_EVERY)
