@@ -55,15 +55,18 @@ class Server:
         *,
         auth: bool = True,
         headers: dict[str, str] | None = None,
+        data: bytes | None = None,
     ) -> Reply:
-        """One request; ``auth`` sends the cookie, and a write its own Origin."""
+        """One request; ``auth`` sends the cookie, and a write its own Origin; ``data``:
+        these bytes as the body instead of ``body`` as JSON."""
         sent = {"Host": f"127.0.0.1:{self.port}"}
         if auth:
             sent["Cookie"] = f"raw_dashboard={self.token}"
             if method not in ("GET", "HEAD"):
                 sent["Origin"] = self.origin
         sent.update(headers or {})
-        data = None if body is None else json.dumps(body).encode()
+        if data is None and body is not None:
+            data = json.dumps(body).encode()
         if data is not None:
             sent["Content-Type"] = "application/json"
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
