@@ -3,8 +3,10 @@
 Each route parses what the browser sent, calls one app operation (through
 :class:`~raw_dashboard.live.TurnRunner` for what runs in the background) and answers
 JSON. An error is ``{"error": {"code", "message", "field"?}}``: a raw error keeps its own
-code (``session_locked`` is 409, ``session_not_found`` 404...); a body that is not what
-the route expects is 400 ``invalid_request`` naming the field. Nothing is changed by a
+code (``session_locked`` is 409, ``session_not_found`` 404...); a body or query that is
+not what the route expects is 400 ``invalid_request`` naming the field (a body is read no
+further than :data:`MAX_BODY`); a path no route has is 404 ``not_found``, a method its
+route does not take 405 ``method_not_allowed`` (with ``Allow``). Nothing is changed by a
 refused request.
 """
 
