@@ -372,6 +372,20 @@ class BackendContract:
         assert (info.title, info.cwd) == ("after", "/home/me/project")
         assert info.last_activity == session.last_activity  # state is not activity
 
+    async def test_a_title_no_store_can_keep_as_text_is_stored_with_u_fffd(
+        self, backend_factory: BackendFactory
+    ) -> None:
+        # A first prompt may hold a lone surrogate (JSON allows "\ud800") or a NUL; the
+        # title made from it is still stored, by create and by a state change alike.
+        backend = await backend_factory()
+        session = await backend.create(title="fix \ud800 and \x00 it")
+        assert session.title == "fix \ufffd and \ufffd it"
+        async with backend.open_writer(session.id) as writer:
+            await writer.set_state(SessionState(title="then \udfff"))
+        elsewhere = await backend_factory()
+        assert (await elsewhere.info(session.id)).title == "then \ufffd"
+        assert [s.title for s in await elsewhere.list_sessions()] == ["then \ufffd"]
+
     async def test_panel_updates_are_display_only_and_round_trip(
         self, backend_factory: BackendFactory
     ) -> None:

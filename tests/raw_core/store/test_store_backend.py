@@ -139,17 +139,3 @@ async def test_the_backend_runs_on_an_open_sync_store(tmp_path: Path) -> None:
     assert core.info(session.id) == session
     await store.aclose()
     await store.aclose()  # idempotent
-
-
-@pytest.mark.anyio
-async def test_a_title_no_store_can_encode_is_stored_with_replacement_characters(
-    store: SqliteBackend,
-) -> None:
-    # A first prompt may hold a lone surrogate (JSON allows "\ud800"); its title must
-    # still be stored, by create and by a state change (Session.set_title) alike.
-    session = await store.create(title="fix \ud800 and \x00 it")
-    assert session.title == "fix \ufffd and \ufffd it"
-    async with store.open_writer(session.id) as writer:
-        await writer.set_state(SessionState(title="then \udfff"))
-    assert (await store.info(session.id)).title == "then \ufffd"
-    assert [s.title for s in await store.list_sessions()] == ["then \ufffd"]
