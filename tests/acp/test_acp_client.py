@@ -149,6 +149,20 @@ async def test_a_new_session_is_titled_by_its_first_prompt(project: Project) -> 
     assert [info.title for info in listed.sessions] == [title[:79] + "…"]
 
 
+async def test_a_first_prompt_with_a_lone_surrogate_still_titles_the_session(
+    project: Project,
+) -> None:
+    # JSON allows "\ud800"; the title keeps U+FFFD in its place (the store cannot encode it).
+    project.write([{"text": "One."}])
+    async with connected(project, Recorder()) as conn:
+        session = await conn.new_session(cwd=str(project.work), mcp_servers=[])
+        prompt = [text_block("fix \ud800 now")]
+        answer = await conn.prompt(session_id=session.session_id, prompt=prompt)
+        listed = await conn.list_sessions()
+    assert answer.stop_reason == "end_turn"
+    assert [info.title for info in listed.sessions] == ["fix \ufffd now"]
+
+
 async def test_an_empty_prompt_is_refused_and_runs_no_turn(project: Project) -> None:
     project.write([{"text": "Answered."}])
     async with connected(project, Recorder()) as conn:
