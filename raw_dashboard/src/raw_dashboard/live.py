@@ -141,8 +141,7 @@ class TurnRunner:
                     session_id,
                     agent=agent if agent is not None else self._agent,
                     front_end=front_end,
-                    cwd=cwd,
-                    title=prompt.strip()[:80],
+                    cwd=cwd,  # titled by the loop: by its first prompt the hooks let through
                     wait=0,
                 ) as session:
                     outcome["id"] = session.id
