@@ -1,16 +1,21 @@
 """Installing packages, and the other ``raw pkg`` operations: list, show, remove, gc.
 
-Install unpacks the source into a staging folder beside the store (checking every member
+Install unpacks the source into a temporary folder of its own (checking every member
 first, :mod:`raw_core.packages.archive`), reads ``raw-package.json``, checks each exported
-tool folder by the loader's rules *without importing it*, hashes the tree, renames it into
-the store read-only, then writes the index beside the config file and records that index
-in raw's list. Nothing of the package runs. Should a step fail, the store and the index
-are left as they were.
+tool folder by the loader's rules *without importing it*, hashes the tree and checks the
+alias. Only then, under the store's lock, does it record the index in raw's list, move the
+tree into the store read-only and write the index beside the config file. Nothing of the
+package runs. Should a step fail, the store, the index and the data directory are left as
+they were.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +31,16 @@ from raw_core.errors import (
     PackageUnsafe,
     RawError,
 )
-from raw_core.packages.index import IndexEntry, index_path, read_index, write_index
+from raw_core.packages.index import (
+    IndexEntry,
+    PackageIndex,
+    index_path,
+    read_index,
+    write_index,
+)
 from raw_core.packages.manifest import MANIFEST_FILE, PackageManifest, parse_package
-from raw_core.packages.store import PackageStore
-from raw_core.packages.tree import TreeProblem, hash_tree
+from raw_core.packages.store import PackageStore, store_unavailable
+from raw_core.packages.tree import TreeProblem, hash_tree, remove_tree
 from raw_core.tools.loader import MANIFEST_FILE as TOOL_MANIFEST
 from raw_core.tools.loader import ToolLoader
 
@@ -109,12 +120,12 @@ def _check_exports(root: Path, manifest: PackageManifest, alias: str, where: str
             ) from None
 
 
-def _unpack(source: Path, staging: Path) -> tuple[Path, str | None]:
-    """Unpack ``source`` into ``staging``; return the package's root and the archive's
+def _unpack(source: Path, scratch: Path) -> tuple[Path, str | None]:
+    """Unpack ``source`` into ``scratch``; return the package's root and the archive's
     digest (``None`` for a folder)."""
     from raw_core.packages import archive  # tarfile and the decompressors: install only
 
-    tree = staging / "tree"
+    tree = scratch / "tree"
     tree.mkdir()
     if source.is_dir():
         archive.copy_folder(source, tree)
@@ -123,6 +134,62 @@ def _unpack(source: Path, staging: Path) -> tuple[Path, str | None]:
         raise PackageInvalid(f"no package folder or archive at {source}", path=str(source))
     archive.unpack_archive(source, tree)
     return _package_root(tree, str(source)), archive.file_digest(source)
+
+
+@contextmanager
+def _scratch() -> Iterator[Path]:
+    """A private folder of the system's temporary directory (``$TMPDIR``), removed with
+    what is left in it when the block ends: a package is unpacked and checked there, so
+    that nothing is written to the data directory before every check has passed."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="raw-package-"))
+    except OSError as exc:
+        raise store_unavailable(Path(tempfile.gettempdir()), exc) from None
+    try:
+        yield folder
+    finally:
+        remove_tree(folder)
+
+
+def _into_store(store: PackageStore, root: Path, digest: str, *, package: str) -> bool:
+    """Move the checked tree ``root`` into the store as entry ``digest`` (through a staging
+    folder beside the entries); see :meth:`PackageStore.commit` for the result. A tree on
+    another file system than the store is copied, and the copy hashed again."""
+    from raw_core.packages import archive
+
+    with store.staging() as staging:
+        tree = staging / "tree"
+        try:
+            os.rename(root, tree)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise store_unavailable(store.root, exc) from None
+        else:
+            return store.commit(tree, digest, package=package)
+        tree.mkdir()
+        archive.copy_folder(root, tree)
+        if hash_tree(tree).digest != digest:
+            raise PackageUnsafe(
+                f"{root}: the unpacked package changed before it was stored", path=str(root)
+            )
+        return store.commit(tree, digest, package=package)
+
+
+def _check_alias(
+    index: PackageIndex, alias: str, digest: str, *, force: bool, index_file: Path
+) -> IndexEntry | None:
+    """What ``alias`` names now in ``index``; ``package_alias_taken`` when that is other
+    content and ``force`` was not given."""
+    existing = index.packages.get(alias)
+    if existing is not None and existing.hash != digest and not force:
+        raise PackageAliasTaken(
+            f"alias {alias!r} in {index_file} already names {existing.name}"
+            f" {existing.version} ({existing.hash[:12]}); pass --force to replace it,"
+            " or --alias to install under another name",
+            package=alias,
+            path=str(index_file),
+        )
+    return existing
 
 
 def install_package(
@@ -136,13 +203,14 @@ def install_package(
     """Install the package at ``source`` (a folder or a tar archive) for ``config_file``.
 
     Raises ``package_invalid``, ``package_unsafe``, ``package_alias_taken`` (without
-    ``force``) and leaves the store and the index as they were when it does."""
+    ``force``) and leaves the store, the index and the data directory as they were when it
+    does: the package is unpacked and checked in a temporary folder of its own first."""
     store = store or PackageStore()
     path = Path(os.path.abspath(source))
     where = str(path)
     index_file = index_path(config_file)
-    with store.locked(), store.staging() as staging:
-        root, archive_digest = _unpack(path, staging)
+    with _scratch() as scratch:
+        root, archive_digest = _unpack(path, scratch)
         manifest = parse_package((root / MANIFEST_FILE).read_bytes(), where=where)
         name = manifest.name if alias is None else alias  # an empty alias is no alias
         if not SEGMENT_RE.fullmatch(name):
@@ -155,7 +223,6 @@ def install_package(
             digest = hash_tree(root).digest
         except TreeProblem as exc:
             raise PackageUnsafe(f"{where}: {exc}", path=where) from None
-        index = read_index(index_file)
         entry = IndexEntry(
             hash=digest,
             name=manifest.name,
@@ -163,29 +230,24 @@ def install_package(
             source=where,
             archive_digest=archive_digest,
         )
-        existing = index.packages.get(name)
-        # Listed first: the list only tells gc which indexes to read, so an index listed
-        # early is harmless, while one written but not listed would let gc take its files.
-        store.record_index(index_file)
-        if existing is not None and existing.hash == digest and _intact(store, digest, name):
-            return InstallReport(
-                alias=name, entry=existing, index=index_file, changed=False, stored=False
-            )
-        if existing is not None and existing.hash != digest and not force:
-            raise PackageAliasTaken(
-                f"alias {name!r} in {index_file} already names {existing.name}"
-                f" {existing.version} ({existing.hash[:12]}); pass --force to replace it,"
-                " or --alias to install under another name",
-                package=name,
-                path=str(index_file),
-            )
-        stored = store.commit(root, digest, package=name)
-        try:
-            write_index(index_file, {**index.packages, name: entry})
-        except BaseException:
-            if stored:
-                store.remove(digest)
-            raise
+        _check_alias(read_index(index_file), name, digest, force=force, index_file=index_file)
+        with store.locked():
+            index = read_index(index_file)  # again: another install may have changed it
+            existing = _check_alias(index, name, digest, force=force, index_file=index_file)
+            # Listed first: the list only tells gc which indexes to read, so an index listed
+            # early is harmless, while one written but not listed would let gc take its files.
+            store.record_index(index_file)
+            if existing is not None and existing.hash == digest and _intact(store, digest, name):
+                return InstallReport(
+                    alias=name, entry=existing, index=index_file, changed=False, stored=False
+                )
+            stored = _into_store(store, root, digest, package=name)
+            try:
+                write_index(index_file, {**index.packages, name: entry})
+            except BaseException:
+                if stored:
+                    store.remove(digest)
+                raise
         return InstallReport(alias=name, entry=entry, index=index_file, changed=True, stored=stored)
 
 

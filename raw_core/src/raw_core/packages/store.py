@@ -14,7 +14,6 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from typing import Any, Final
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.errors import PackageDamaged, PackageIndexInvalid, PackageStoreUnavailable
-from raw_core.packages.tree import TreeProblem, hash_tree, make_read_only, make_writable
+from raw_core.packages.tree import TreeProblem, hash_tree, make_read_only, remove_tree
 
 __all__ = ["PackageStore", "store_unavailable", "user_data_dir", "write_json_atomic"]
 
@@ -74,11 +73,6 @@ def _write_json_atomic(path: Path, value: Any) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-def _remove_tree(path: Path) -> None:
-    make_writable(path)
-    shutil.rmtree(path, ignore_errors=True)
 
 
 class PackageStore:
@@ -135,7 +129,7 @@ class PackageStore:
         try:
             yield folder
         finally:
-            _remove_tree(folder)
+            remove_tree(folder)
 
     def verify(self, digest: str, *, package: str) -> Path:
         """The entry ``digest``, checked: its files must still hash to its name. Raises
@@ -175,7 +169,7 @@ class PackageStore:
                 self.verify(digest, package=package)
                 return False
             except PackageDamaged:
-                _remove_tree(target)
+                remove_tree(target)
         try:
             make_read_only(tree, include_root=False)
             os.rename(tree, target)
@@ -186,7 +180,7 @@ class PackageStore:
 
     def remove(self, digest: str) -> None:
         """Remove entry ``digest`` (making its folders writable first)."""
-        _remove_tree(self.entry(digest))
+        remove_tree(self.entry(digest))
 
     def stale_staging(self) -> list[Path]:
         """Staging folders a crashed install left behind (call with the lock held)."""

@@ -12,12 +12,20 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from contextlib import suppress
 from pathlib import Path
 from typing import Final
 
 import attrs
 
-__all__ = ["TreeProblem", "TreeSummary", "hash_tree", "make_read_only", "make_writable"]
+__all__ = [
+    "TreeProblem",
+    "TreeSummary",
+    "hash_tree",
+    "make_read_only",
+    "make_writable",
+    "remove_tree",
+]
 
 _DOMAIN: Final = b"raw-package-tree/1\0"
 _CHUNK: Final = 1024 * 1024
@@ -115,3 +123,40 @@ def make_writable(root: Path) -> None:
     for _relative, entry in _entries(root):
         if entry.is_dir(follow_symlinks=False):
             os.chmod(entry.path, 0o755)
+
+
+def remove_tree(root: Path) -> None:
+    """Remove ``root`` and everything under it, as far as it can (what cannot be removed is
+    left, as ``shutil.rmtree(ignore_errors=True)`` would). Read-only folders are made
+    writable first and links are removed, never followed. The walk keeps its own stack
+    instead of recursing, so no depth of folders makes it fail (``shutil.rmtree`` recurses
+    once per level and raises ``RecursionError`` on a deep enough tree, whatever
+    ``ignore_errors`` says)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(root).st_mode):
+            os.unlink(root)
+            return
+    except OSError:
+        return
+    folders: list[str] = []
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        with suppress(OSError):
+            os.chmod(folder, 0o755)
+        try:
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            os.unlink(entry.path)
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    for folder in reversed(folders):  # a folder comes after its parent: children first
+        with suppress(OSError):
+            os.rmdir(folder)
