@@ -31,8 +31,23 @@ MAX_MANIFEST_BYTES: Final = 1024 * 1024
 _SEGMENT: Final = "lowercase letters, digits, _ and -, starting with a letter"
 
 
+def _is_text(value: str) -> bool:
+    """Whether ``value`` is Unicode text: JSON's ``\\ud800`` escapes give a string with a
+    lone surrogate, which no UTF-8 file, terminal or path can hold."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_NOT_TEXT: Final = "expected Unicode text (a lone surrogate such as \\ud800 is none)"
+
+
 def _folder_problem(folder: str) -> str | None:
     """Why ``folder`` cannot name a folder inside the package, or ``None``."""
+    if not _is_text(folder):
+        return "Unicode text (a lone surrogate such as \\ud800 is none)"
     if not folder or folder.startswith("/") or "\\" in folder or "\0" in folder:
         return "a relative folder inside the package, with / between its parts"
     parts = [p for p in folder.split("/") if p not in ("", ".")]
@@ -76,6 +91,8 @@ def _check_name(_instance: Any, attribute: attrs.Attribute[Any], value: str) -> 
 def _non_empty(_instance: Any, attribute: attrs.Attribute[Any], value: str) -> None:
     if not value.strip():
         raise FieldValueError(attribute.name, "expected a non-empty string")
+    if not _is_text(value):
+        raise FieldValueError(attribute.name, _NOT_TEXT)
 
 
 def _check_api_version(_instance: Any, attribute: attrs.Attribute[Any], value: int) -> None:

@@ -53,7 +53,12 @@ def store_unavailable(path: Path, exc: OSError) -> PackageStoreUnavailable:
 def write_json_atomic(path: Path, value: Any) -> None:
     """Write ``value`` as JSON to ``path`` through a temporary file in the same folder and
     a rename: a reader sees the old file or the new one, never half of one. A folder that
-    cannot take the file is ``package_store_unavailable``; ``path`` is then unchanged."""
+    cannot take the file is ``package_store_unavailable``; ``path`` is then unchanged.
+
+    The file is UTF-8. A string that UTF-8 cannot hold — a path whose name is not UTF-8,
+    which Python reads with each undecodable byte as a lone surrogate ``\\udc80``–``\\udcff``
+    — is written with those surrogates as JSON escapes (``"pk\\udcff"``): reading the file
+    gives the same string back, and so the same path (``os.fsencode``)."""
     try:
         _write_json_atomic(path, value)
     except OSError as exc:
@@ -63,9 +68,12 @@ def write_json_atomic(path: Path, value: Any) -> None:
 def _write_json_atomic(path: Path, value: Any) -> None:
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(value, handle, indent=2, ensure_ascii=False, sort_keys=True)
-            handle.write("\n")
+        text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+        # Lone surrogates occur only inside JSON strings, and each is at most U+DFFF: its
+        # backslash escape is exactly JSON's own \uXXXX escape of it.
+        data = text.encode("utf-8", "backslashreplace")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, 0o644)
