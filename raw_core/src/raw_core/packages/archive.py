@@ -20,25 +20,63 @@ import stat
 import tarfile
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, Self
 
 import attrs
 
 from raw_core.errors import PackageInvalid, PackageUnsafe
 
-__all__ = ["MAX_BYTES", "MAX_MEMBERS", "Limits", "copy_folder", "file_digest", "unpack_archive"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_HEADER_BYTES",
+    "MAX_HEADER_CHAIN",
+    "MAX_MEMBERS",
+    "Limits",
+    "copy_folder",
+    "file_digest",
+    "unpack_archive",
+]
 
 MAX_MEMBERS: Final = 10_000
 MAX_BYTES: Final = 256 * 1024 * 1024
-_ARCHIVE_ERRORS: Final = (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError)
+MAX_DEPTH: Final = 64
+MAX_HEADER_BYTES: Final = 16 * 1024 * 1024
+MAX_HEADER_CHAIN: Final = 8
+# RecursionError: tarfile reads a header that extends the next one by calling itself, so
+# thousands of them in a row exhaust the stack (the chain limit refuses them earlier).
+_ARCHIVE_ERRORS: Final = (
+    tarfile.TarError,
+    EOFError,
+    OSError,
+    zlib.error,
+    lzma.LZMAError,
+    RecursionError,
+)
+# The headers whose data tarfile reads into memory to extend the member that follows: a
+# GNU long name or long link target, a pax header (per member or global).
+_EXTENDED: Final = frozenset(
+    (
+        tarfile.GNUTYPE_LONGNAME,
+        tarfile.GNUTYPE_LONGLINK,
+        tarfile.XHDTYPE,
+        tarfile.XGLTYPE,
+        tarfile.SOLARIS_XHDTYPE,
+    )
+)
 
 
 @attrs.frozen(kw_only=True)
 class Limits:
-    """How many members, and how many unpacked bytes, one package may hold."""
+    """How many members, how many unpacked bytes and how many levels of folders one
+    package may hold, and how many bytes of extended headers (long names, pax headers) its
+    archive may declare in all, and how many in a row."""
 
     members: int = MAX_MEMBERS
     bytes: int = MAX_BYTES
+    depth: int = MAX_DEPTH
+    header_bytes: int = MAX_HEADER_BYTES
+    header_chain: int = MAX_HEADER_CHAIN
 
 
 def file_digest(path: Path) -> str:
@@ -80,9 +118,32 @@ class _Checker:
         self.files: set[str] = set()
         self.links: set[str] = set()
         self.seen: set[str] = set()
+        self.header_bytes = 0
+        self.chain = 0
 
     def refuse(self, message: str) -> PackageUnsafe:
         return PackageUnsafe(f"{self.where}: {message}", path=self.where)
+
+    def header(self, info: tarfile.TarInfo) -> None:
+        """Check a header as soon as tarfile has parsed its 512 bytes, before it reads any
+        data that follows: an extended header's data is read into memory whole."""
+        if info.size < 0:
+            raise self.refuse(f"member {info.name!r} declares a negative size")
+        if info.type not in _EXTENDED:
+            self.chain = 0
+            return
+        self.chain += 1
+        if self.chain > self.limits.header_chain:
+            raise self.refuse(
+                f"more than {self.limits.header_chain} extended headers (long names, pax"
+                " headers) in a row"
+            )
+        self.header_bytes += info.size
+        if self.header_bytes > self.limits.header_bytes:
+            raise self.refuse(
+                f"more than {self.limits.header_bytes} bytes of extended headers (long"
+                " names, pax headers)"
+            )
 
     def member(self, name: str, *, size: int = 0, is_dir: bool = False) -> None:
         self.count += 1
@@ -92,6 +153,13 @@ class _Checker:
         if self.size > self.limits.bytes:
             raise self.refuse(f"more than {self.limits.bytes} bytes unpacked")
         parts = name.split("/")
+        if len(parts) > self.limits.depth:
+            shown = name if len(name) <= 120 else f"{name[:120]}..."
+            raise PackageInvalid(
+                f"{self.where}: member {shown!r} lies {len(parts)} folders deep; a"
+                f" package's paths have at most {self.limits.depth} parts",
+                path=self.where,
+            )
         for depth in range(1, len(parts)):
             if "/".join(parts[:depth]) in self.links:
                 raise self.refuse(f"member {name!r} lies under a link")
@@ -112,7 +180,7 @@ def unpack_archive(source: Path, dest: Path, limits: Limits | None = None) -> No
     where = str(source)
     checker = _Checker(where, limits or Limits())
     try:
-        with tarfile.open(source, "r:*") as archive:
+        with tarfile.open(source, "r:*", tarinfo=_checked_headers(checker)) as archive:
             members: list[tarfile.TarInfo] = []
             while (member := archive.next()) is not None:
                 members.append(_check_member(member, checker))
@@ -128,8 +196,25 @@ def unpack_archive(source: Path, dest: Path, limits: Limits | None = None) -> No
         ) from None
 
 
+def _checked_headers(checker: _Checker) -> type[tarfile.TarInfo]:
+    """The ``TarInfo`` class tarfile is to build headers with: ``frombuf`` parses one
+    512-byte header, and tarfile calls it before it reads the data the header declares, so
+    ``checker`` sees each declared size before anything is read into memory."""
+
+    class CheckedTarInfo(tarfile.TarInfo):
+        @classmethod
+        def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
+            info = super().frombuf(buf, encoding, errors)
+            checker.header(info)
+            return info
+
+    return CheckedTarInfo
+
+
 def _why(exc: BaseException) -> str:
     """Why the archive cannot be read, in words (never an exception's repr)."""
+    if isinstance(exc, RecursionError):
+        return "its headers are nested too deeply"
     if isinstance(exc, tarfile.ReadError) and str(exc).startswith("file could not be opened"):
         return "it is no tar archive, plain or compressed with gzip, bzip2 or xz"
     if isinstance(exc, EOFError):
@@ -194,18 +279,33 @@ def _copy_at_most(reader: BinaryIO, writer: BinaryIO, size: int) -> int:
     return total
 
 
+def _listing(source: Path, base: str, where: str) -> list[str]:
+    """The names in folder ``base`` of ``source``; one that cannot be read is
+    ``package_invalid`` (a package is copied whole or not at all)."""
+    try:
+        return os.listdir(source / base if base else source)
+    except OSError as exc:
+        shown = repr(base) if base else "its top folder"
+        raise PackageInvalid(
+            f"{where}: cannot read {shown}: {exc.strerror or exc}", path=where
+        ) from None
+
+
 def copy_folder(source: Path, dest: Path, limits: Limits | None = None) -> None:
     """Check every entry of the folder ``source``, then copy them into the empty folder
     ``dest`` (files are opened without following links, links are recreated as links)."""
     where = str(source)
     checker = _Checker(where, limits or Limits())
     entries: list[tuple[str, os.stat_result, str | None]] = []
-    for directory, folders, files in os.walk(source):
-        base = os.path.relpath(directory, source)
-        base = "" if base == "." else base.replace(os.sep, "/")
-        for name in sorted(folders) + sorted(files):
+    # A walk with a stack of its own (os.walk recurses once per level): each folder is
+    # listed before anything under it, and the depth limit ends a deep tree early.
+    stack = [""]
+    while stack:
+        base = stack.pop()
+        below: list[str] = []
+        for name in sorted(_listing(source, base, where)):
             relative = f"{base}/{name}" if base else name
-            path = os.path.join(directory, name)
+            path = source / relative
             info = os.lstat(path)
             if stat.S_ISLNK(info.st_mode):
                 target = os.readlink(path)
@@ -215,12 +315,13 @@ def copy_folder(source: Path, dest: Path, limits: Limits | None = None) -> None:
             elif stat.S_ISDIR(info.st_mode):
                 checker.member(relative, is_dir=True)
                 entries.append((relative, info, None))
+                below.append(relative)
             elif stat.S_ISREG(info.st_mode):
                 checker.member(relative, size=info.st_size)
                 entries.append((relative, info, None))
             else:
                 raise checker.refuse(f"{relative!r} is not a file, folder or link")
-        folders[:] = [f for f in folders if not os.path.islink(os.path.join(directory, f))]
+        stack.extend(reversed(below))
     for relative, info, link in entries:
         destination = dest / relative
         if link is not None:
