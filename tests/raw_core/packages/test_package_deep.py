@@ -1,7 +1,7 @@
-"""Deep trees and chains of headers: a package's paths are at most MAX_DEPTH parts, refused
+"""Deep trees and long chains: a package's paths are at most MAX_DEPTH parts, refused
 naming the member, from an archive and from a folder; thousands of extended headers in a
-row are refused, not a RecursionError; and trees are removed without recursion, so a
-deep staging folder never stops gc."""
+row, and chains of links longer than MAX_LINKS, are refused, not a RecursionError; and
+trees are removed without recursion, so a deep staging folder never stops gc."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from raw_core.errors import PackageInvalid, PackageUnsafe
 from raw_core.packages import PackageStore, gc_packages, install_package
 from raw_core.packages.archive import MAX_DEPTH, MAX_HEADER_CHAIN
 from raw_core.packages.index import index_path
-from raw_core.packages.tree import remove_tree
+from raw_core.packages.tree import MAX_LINKS, remove_tree
 from tests.raw_core.packages.conftest import MakePackage, add_member, store_listing
 
 DEEP = 1100  # well past Python's recursion limit, well under the member limit
@@ -146,3 +146,50 @@ def test_gc_removes_a_deep_read_only_staging_folder_a_crashed_install_left(
     report = gc_packages(store)
     assert report.removed == []
     assert store_listing(store) == []
+
+
+def _link_chain(folder: Path, count: int) -> None:
+    """Links ``l0`` → ``l1`` → ... → ``l<count>`` → ``tools``, all inside ``folder``."""
+    for number in range(count):
+        (folder / f"l{number}").symlink_to(f"l{number + 1}")
+    (folder / f"l{count}").symlink_to("tools")
+
+
+@pytest.mark.parametrize("count", [MAX_LINKS + 1, DEEP])
+def test_a_chain_of_links_longer_than_the_limit_is_refused_from_a_folder(
+    make_package: MakePackage, store: PackageStore, config_file: Path, count: int
+) -> None:
+    package = make_package()
+    _link_chain(package, count)
+    with pytest.raises(PackageUnsafe) as caught:
+        install_package(package, config_file=config_file, store=store)
+    assert f"more than {MAX_LINKS} links" in caught.value.message
+    assert not store.data_dir.exists()
+
+
+def test_a_long_chain_of_links_is_refused_from_an_archive(
+    tmp_path: Path, make_package: MakePackage, store: PackageStore, config_file: Path
+) -> None:
+    package = make_package()
+    target = tmp_path / "chain.tar.gz"
+    with tarfile.open(target, "w:gz") as archive:
+        for path in sorted(package.rglob("*")):
+            archive.add(path, arcname=path.relative_to(package).as_posix(), recursive=False)
+        # The far end first: the standard library's filter then follows the whole chain
+        # for each new link, recursing once per link.
+        add_member(archive, f"l{DEEP}", type=tarfile.SYMTYPE, linkname="tools")
+        for number in reversed(range(DEEP)):
+            add_member(archive, f"l{number}", type=tarfile.SYMTYPE, linkname=f"l{number + 1}")
+    with pytest.raises(PackageUnsafe) as caught:
+        install_package(target, config_file=config_file, store=store)
+    assert f"more than {MAX_LINKS} links" in caught.value.message
+    assert not store.data_dir.exists()
+
+
+def test_a_short_chain_of_links_is_kept(
+    make_package: MakePackage, store: PackageStore, config_file: Path
+) -> None:
+    package = make_package()
+    _link_chain(package, MAX_LINKS - 1)  # with l0 itself: MAX_LINKS links to follow
+    report = install_package(package, config_file=config_file, store=store)
+    assert (store.entry(report.entry.hash) / "l0" / "greet" / "tool.json").is_file()

@@ -45,6 +45,13 @@ def relative_symlink_out(archive: tarfile.TarFile, outside: Path) -> None:
     add_member(archive, "tools/escape", type=tarfile.SYMTYPE, linkname="../../outside")
 
 
+def symlink_out_through_a_link(archive: tarfile.TarFile, outside: Path) -> None:
+    # Each target stays inside when read as text; followed, tools/up is the top folder,
+    # so escape/.. is the folder above it.
+    add_member(archive, "tools/up", type=tarfile.SYMTYPE, linkname="..")
+    add_member(archive, "escape", type=tarfile.SYMTYPE, linkname="tools/up/..")
+
+
 def under_a_link(archive: tarfile.TarFile, outside: Path) -> None:
     add_member(archive, "inner", type=tarfile.SYMTYPE, linkname="tools")
     add_member(archive, "inner/planted", b"through the link")
@@ -79,6 +86,7 @@ HOSTILE = {
     "dot-dot": dot_dot,
     "symlink-out": symlink_out,
     "relative-symlink-out": relative_symlink_out,
+    "symlink-out-through-a-link": symlink_out_through_a_link,
     "member-under-a-link": under_a_link,
     "hard-link-out": hard_link_out,
     "relative-hard-link-out": relative_hard_link_out,

@@ -19,12 +19,14 @@ import posixpath
 import stat
 import tarfile
 import zlib
+from collections import deque
 from pathlib import Path
 from typing import BinaryIO, Final, Self
 
 import attrs
 
 from raw_core.errors import PackageInvalid, PackageUnsafe
+from raw_core.packages.tree import MAX_LINKS
 
 __all__ = [
     "MAX_BYTES",
@@ -116,7 +118,7 @@ class _Checker:
         self.count = 0
         self.size = 0
         self.files: set[str] = set()
-        self.links: set[str] = set()
+        self.links: dict[str, str] = {}
         self.seen: set[str] = set()
         self.header_bytes = 0
         self.chain = 0
@@ -170,7 +172,39 @@ class _Checker:
     def link(self, name: str, target: str) -> None:
         if not _inside(posixpath.dirname(name), target):
             raise self.refuse(f"member {name!r} is a link to {target!r}, outside the package")
-        self.links.add(name)
+        self.links[name] = target
+
+    def link_chains(self) -> None:
+        """Follow each link through the package's own links, as the kernel would once the
+        package is unpacked, and refuse one that leads outside or through more than
+        :data:`MAX_LINKS` links: checked here, before anything is written, the standard
+        library's filter (which follows a chain by recursing) never sees a long one."""
+        for name, target in self.links.items():
+            resolved = name.split("/")[:-1]
+            parts = deque(target.split("/"))
+            followed = 0
+            while parts:
+                part = parts.popleft()
+                if part in ("", "."):
+                    continue
+                if part == "..":
+                    if not resolved:
+                        raise self.refuse(
+                            f"member {name!r} is a link that leads outside the package"
+                        )
+                    resolved.pop()
+                    continue
+                candidate = "/".join([*resolved, part])
+                if candidate not in self.links:
+                    resolved.append(part)
+                    continue
+                followed += 1
+                if followed > MAX_LINKS:
+                    raise self.refuse(
+                        f"member {name!r} is a link that leads through more than {MAX_LINKS}"
+                        " links (a loop or chain)"
+                    )
+                parts.extendleft(reversed(self.links[candidate].split("/")))
 
 
 def unpack_archive(source: Path, dest: Path, limits: Limits | None = None) -> None:
@@ -184,7 +218,13 @@ def unpack_archive(source: Path, dest: Path, limits: Limits | None = None) -> No
             members: list[tarfile.TarInfo] = []
             while (member := archive.next()) is not None:
                 members.append(_check_member(member, checker))
-            archive.extractall(dest, members=members, filter="data")
+            checker.link_chains()
+            try:
+                archive.extractall(dest, members=members, filter="data")
+            except RecursionError:  # the filter resolves a link's chain by recursing
+                raise checker.refuse(
+                    f"its links lead through one another more than {MAX_LINKS} times"
+                ) from None
     except (PackageUnsafe, PackageInvalid):
         raise
     except tarfile.FilterError as exc:  # the second line held where the first did not
@@ -322,6 +362,7 @@ def copy_folder(source: Path, dest: Path, limits: Limits | None = None) -> None:
             else:
                 raise checker.refuse(f"{relative!r} is not a file, folder or link")
         stack.extend(reversed(below))
+    checker.link_chains()
     for relative, info, link in entries:
         destination = dest / relative
         if link is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections import deque
 from contextlib import suppress
 from pathlib import Path
 from typing import Final
@@ -19,6 +20,7 @@ from typing import Final
 import attrs
 
 __all__ = [
+    "MAX_LINKS",
     "TreeProblem",
     "TreeSummary",
     "hash_tree",
@@ -29,6 +31,8 @@ __all__ = [
 
 _DOMAIN: Final = b"raw-package-tree/1\0"
 _CHUNK: Final = 1024 * 1024
+MAX_LINKS: Final = 40
+"""The most links one path of a package may lead through, as Linux's own limit."""
 
 
 class TreeProblem(ValueError):
@@ -75,6 +79,39 @@ def _entries(root: Path) -> list[tuple[bytes, os.DirEntry[str]]]:
     return found
 
 
+def _resolve(path: str) -> str | None:
+    """``os.path.realpath(path)`` — links followed, a missing part kept as it is written —
+    without recursion, or ``None`` when that takes more than :data:`MAX_LINKS` links (the
+    kernel gives up on such a path too). ``realpath`` calls itself once per link of a chain
+    and so raises ``RecursionError`` on a long one."""
+    parts = deque(os.path.abspath(path).split("/"))
+    resolved = "/"
+    followed = 0
+    while parts:
+        part = parts.popleft()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = os.path.join(resolved, part)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except OSError:
+            is_link = False
+        if not is_link:
+            resolved = candidate
+            continue
+        followed += 1
+        if followed > MAX_LINKS:
+            return None
+        target = os.readlink(candidate)
+        if target.startswith("/"):
+            resolved = "/"
+        parts.extendleft(reversed(target.split("/")))
+    return resolved
+
+
 def hash_tree(root: Path) -> TreeSummary:
     """Hash the tree under ``root``; raise :class:`TreeProblem` for what no package holds."""
     real_root = os.path.realpath(root)
@@ -92,7 +129,11 @@ def hash_tree(root: Path) -> TreeSummary:
             size += info.st_size
         elif stat.S_ISLNK(info.st_mode):
             target = os.readlink(entry.path)
-            resolved = os.path.realpath(entry.path)
+            resolved = _resolve(entry.path)
+            if resolved is None:
+                raise TreeProblem(
+                    name, f"a link that leads through more than {MAX_LINKS} links (a loop or chain)"
+                )
             if os.path.isabs(target) or os.path.commonpath([real_root, resolved]) != real_root:
                 raise TreeProblem(name, f"a link to {target}, outside the package")
             record = b"L\0" + relative + b"\0" + os.fsencode(target)
