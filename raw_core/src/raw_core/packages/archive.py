@@ -158,8 +158,8 @@ class _Checker:
         if len(parts) > self.limits.depth:
             shown = name if len(name) <= 120 else f"{name[:120]}..."
             raise PackageInvalid(
-                f"{self.where}: member {shown!r} lies {len(parts)} folders deep; a"
-                f" package's paths have at most {self.limits.depth} parts",
+                f"{self.where}: member {shown!r} has {len(parts)} parts; a package's"
+                f" paths have at most {self.limits.depth} parts",
                 path=self.where,
             )
         for depth in range(1, len(parts)):
