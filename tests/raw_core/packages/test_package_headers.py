@@ -37,8 +37,11 @@ def _long_name_bomb(target: Path, size: int) -> None:
         out.write(gzip.compress(member.tobuf(format=tarfile.USTAR_FORMAT) + b"\0" * 1024))
 
 
+# The peak resident memory of the install's own process: VmHWM, the high-water mark of
+# its address space. getrusage's ru_maxrss would not do: Linux carries the parent's peak
+# over into a child across fork and exec, and the test runner's is already large.
 _MEASURE = """
-import json, resource, sys
+import json, sys
 from pathlib import Path
 from raw_core.errors import RawError
 from raw_core.packages import PackageStore, install_package
@@ -49,7 +52,9 @@ try:
     outcome = {"code": None}
 except RawError as exc:
     outcome = {"code": exc.code, "message": exc.message}
-outcome["max_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+status = Path("/proc/self/status").read_text()
+peak = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+outcome["max_rss_kib"] = int(peak.split()[1])
 print(json.dumps(outcome))
 """
 
