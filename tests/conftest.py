@@ -126,9 +126,11 @@ def raw_script() -> str:
     return str(RAW)
 
 
-def run_raw(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_raw(
+    tmp_path: Path, *args: str, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """``raw ARGS`` in ``tmp_path``, its state, config, data and home folders inside it,
-    stdin empty, its output captured."""
+    stdin ``input`` (else empty), its output captured."""
     env = dict(os.environ)
     env.update(
         XDG_STATE_HOME=str(tmp_path / "state"),
@@ -142,7 +144,8 @@ def run_raw(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        stdin=subprocess.DEVNULL,
+        input=input,
+        stdin=subprocess.DEVNULL if input is None else None,
         timeout=120,
     )
 

@@ -5,13 +5,11 @@ through, never by one they blocked."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.command_hooks import write_config, write_hook, write_tool
-from tests.conftest import raw_script, run_raw
+from tests.conftest import run_raw
 
 SECRET = "my password is hunter2"
 BLOCK_PASSWORDS = """case "$payload" in
@@ -51,22 +49,7 @@ def test_raw_run_does_not_title_a_session_by_a_blocked_prompt(tmp_path: Path) ->
 
 def test_raw_chat_titles_its_session_by_the_first_prompt_let_through(tmp_path: Path) -> None:
     config = project(tmp_path)
-    env = dict(os.environ)
-    env.update(
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"),
-        HOME=str(tmp_path / "home"),
-    )
-    chat = subprocess.run(
-        [raw_script(), "chat", "--config", str(config)],
-        input=f"{SECRET}\nhello there\n",
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    chat = run_raw(tmp_path, "chat", "--config", str(config), input=f"{SECRET}\nhello there\n")
     assert chat.returncode == 0, chat.stderr
     assert "Done." in chat.stdout
     assert [s["title"] for s in sessions(tmp_path, config)] == ["hello there"]

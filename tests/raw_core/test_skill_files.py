@@ -34,15 +34,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def host() -> PluginHost:
-    from raw_builtin_tools import plugin
-
-    only_builtin = PluginHost()
-    only_builtin.register(plugin, name="builtin")
-    return only_builtin
-
-
 def parsed(text: str, tmp_path: Path) -> tuple[str, str]:
     skill = parse_skill(text, path=tmp_path / "review" / "SKILL.md")
     return skill.description, skill.body

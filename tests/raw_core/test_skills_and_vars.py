@@ -80,15 +80,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def host() -> PluginHost:
-    from raw_builtin_tools import plugin
-
-    only_builtin = PluginHost()
-    only_builtin.register(plugin, name="builtin")
-    return only_builtin
-
-
-@pytest.fixture
 def agent(project: Path, host: PluginHost) -> Agent:
     return load_agent(load_config(project / "raw.json"), host=host)
 

@@ -33,15 +33,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def host() -> PluginHost:
-    from raw_builtin_tools import plugin
-
-    only_builtin = PluginHost()
-    only_builtin.register(plugin, name="builtin")
-    return only_builtin
-
-
 def config_with(source: dict[str, Any], **agent: Any) -> dict[str, Any]:
     """A config whose model's credential is the variable X, read from ``source``."""
     return {
