@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import selectors
 import socket
 import subprocess
 from pathlib import Path
@@ -74,3 +75,31 @@ def test_it_listens_on_the_loopback_address_only(dashboard: Server) -> None:
         with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as probe:
             probe.settimeout(5)
             assert probe.connect_ex((address, dashboard.port)) != 0, address
+
+
+def test_a_config_with_several_agents_starts_without_agent(tmp_path: Path) -> None:
+    # Each session may name its agent (POST /api/sessions {"agent": ...}); none is needed
+    # to start.
+    config = tmp_path / "raw.json"
+    config.write_text(
+        '{"agents": {"a": {"tools": {"use": []}}, "b": {"tools": {"use": []}}}}',
+        encoding="utf-8",
+    )
+    with subprocess.Popen(
+        [raw_script(), "dashboard", "--no-open", "--port", "0", "--config", str(config)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    ) as server:
+        try:
+            assert server.stdout is not None
+            with selectors.DefaultSelector() as waiting:
+                waiting.register(server.stdout, selectors.EVENT_READ)
+                assert waiting.select(timeout=60), "no URL within 60 s"
+            line = server.stdout.readline()
+            assert line.startswith("http://127.0.0.1:"), (line, server.poll())
+        finally:
+            server.terminate()
+            server.wait(timeout=30)

@@ -54,7 +54,8 @@ def dashboard(port: int, no_open: bool, config_path: Path | None, agent_name: st
 
     async def main() -> None:
         async with App.open(config_path, approval_wait=APPROVAL_WAIT) as app:
-            app.config.resolve_agent(agent_name)  # an agent it lacks fails now, not per turn
+            if agent_name is not None:  # an agent the config lacks fails now, not per turn
+                app.config.resolve_agent(agent_name)
             server = Dashboard(app, port=port, agent=agent_name, signals=True)
             server.listen()
             async with anyio.create_task_group() as group:

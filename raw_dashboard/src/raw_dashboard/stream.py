@@ -80,7 +80,6 @@ class EventStream:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         sender, events = anyio.create_memory_object_stream[dict[str, Any]](_QUEUE)
-        self._hub.subscribe(self._session_id, sender)
         try:
             await send(
                 {
@@ -94,11 +93,16 @@ class EventStream:
                 }
             )
             # The state first, in this order: status, then the pending requests; then
-            # items, live events and request changes as they come.
-            sender.send_nowait(
-                {"type": "status", "running": self._runner.running(self._session_id)}
-            )
+            # items, live events and request changes as they come. Live events are taken
+            # only once the state is sent, so none comes before it (they are best-effort:
+            # what a turn commits comes as items); a turn that started or ended while the
+            # requests were read shows in a second status.
+            running = self._runner.running(self._session_id)
+            sender.send_nowait({"type": "status", "running": running})
             pending = await self._pending(sender)
+            self._hub.subscribe(self._session_id, sender)
+            if self._runner.running(self._session_id) != running:
+                sender.send_nowait({"type": "status", "running": not running})
             async with anyio.create_task_group() as group:
                 group.start_soon(self._items, sender.clone())
                 if pending is not None:
@@ -108,6 +112,7 @@ class EventStream:
         finally:
             self._hub.unsubscribe(self._session_id, sender)
             sender.close()
+            events.close()
 
     async def _relay(
         self,
