@@ -109,6 +109,10 @@ def test_a_project_sessions_section_the_user_config_replaces_is_noted(tmp_path: 
         encoding="utf-8",
     )
     assert _problems(tmp_path, project) == (0, [], [])
+    # A project that sets no sessions loses none: no note either.
+    _user_config(tmp_path, {"sessions": {"expire_after_days": 14}})  # not the default
+    project.write_text(json.dumps({"agents": {"a": {"tools": {"use": []}}}}), encoding="utf-8")
+    assert _problems(tmp_path, project) == (0, [], [])
 
 
 # --- the hint for a credential read through a variable ------------------------------------

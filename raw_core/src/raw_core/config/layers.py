@@ -34,6 +34,7 @@ from raw_core.config._model import (
     Config,
     ConfigLayer,
     Floor,
+    SessionsConfig,
     VarDefinition,
     check_config,
     load_config,
@@ -241,7 +242,7 @@ def compose_layers(
         for name in theirs
         if name in ours
     ]
-    if project.sessions != user.sessions:
+    if project.sessions not in (SessionsConfig(), user.sessions):  # a project that set none
         unused.append(f"sessions of {project.path} is not used: {user.path} provides sessions")
     return attrs.evolve(
         project,
