@@ -35,7 +35,7 @@ import time
 import types
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -86,7 +86,13 @@ from raw_core.runtime.events import (
 )
 from raw_core.runtime.frontend import FrontEnd
 from raw_core.runtime.panels import PanelActionResult, SessionRecorder, run_action
-from raw_core.sessions.backend import PanelUpdate, PendingRequest, SessionState, SessionWriter
+from raw_core.sessions.backend import (
+    PanelUpdate,
+    PendingRequest,
+    SessionState,
+    SessionWriter,
+    prompt_title,
+)
 from raw_core.sessions.sqlite import (
     AssistantMessage,
     Message,
@@ -100,19 +106,9 @@ from raw_core.sessions.sqlite import (
 from raw_core.tools.calls import CancellationSignal
 from raw_core.tools.panels import PanelBoard
 
-__all__ = ["MAX_TITLE_CHARS", "Session", "VarResolver", "prompt_title"]
+__all__ = ["Session", "VarResolver"]
 
 logger = logging.getLogger("raw_core.runtime.loop")
-
-MAX_TITLE_CHARS: Final = 80
-
-
-def prompt_title(prompt: str) -> str:
-    """The title a prompt gives an untitled session: the prompt on one line (its white
-    space runs made single spaces), at most :data:`MAX_TITLE_CHARS` characters."""
-    line = " ".join(prompt.split())
-    return line if len(line) <= MAX_TITLE_CHARS else line[: MAX_TITLE_CHARS - 1] + "…"
-
 
 VarResolver = Callable[[str], str]
 """Gives a variable's value by name when a request is built (values never reach the store).

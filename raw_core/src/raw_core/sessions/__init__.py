@@ -13,6 +13,7 @@ from raw_core._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from raw_core.sessions.backend import (
+        MAX_TITLE_CHARS,
         MAX_TOOL_OUTPUT_BYTES,
         ApprovalAnswer,
         DisplayEntry,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         SessionWriter,
         ToolOutput,
         new_request_id,
+        prompt_title,
         title_text,
     )
     from raw_core.sessions.cursors import Cursor, CursorFormat
@@ -71,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "DisplayPage": "raw_core.sessions.backend",
     "ImageBlock": "raw_core.sessions.blocks",
     "JsonBlock": "raw_core.sessions.blocks",
+    "MAX_TITLE_CHARS": "raw_core.sessions.backend",
     "MAX_TOOL_OUTPUT_BYTES": "raw_core.sessions.backend",
     "MESSAGE_FORMAT": "raw_core.sessions.messages",
     "Message": "raw_core.sessions.messages",
@@ -96,6 +99,7 @@ _EXPORTS: dict[str, str] = {
     "message_from_dict": "raw_core.sessions.messages",
     "message_to_dict": "raw_core.sessions.messages",
     "new_request_id": "raw_core.sessions.backend",
+    "prompt_title": "raw_core.sessions.backend",
     "title_text": "raw_core.sessions.backend",
 }
 
@@ -107,6 +111,7 @@ if not TYPE_CHECKING:
 
 
 __all__ = [
+    "MAX_TITLE_CHARS",
     "MAX_TOOL_OUTPUT_BYTES",
     "MESSAGE_FORMAT",
     "ApprovalAnswer",
@@ -146,5 +151,6 @@ __all__ = [
     "message_from_dict",
     "message_to_dict",
     "new_request_id",
+    "prompt_title",
     "title_text",
 ]

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from raw_core.sessions.records import (
+    MAX_TITLE_CHARS,
     MAX_TOOL_OUTPUT_BYTES,
     REQUEST_STATES,
     ApprovalAnswer,
@@ -69,6 +70,7 @@ from raw_core.sessions.records import (
     ToolOutput,
     document_json,
     new_request_id,
+    prompt_title,
     title_text,
 )
 
@@ -76,6 +78,7 @@ if TYPE_CHECKING:
     from raw_core.sessions.messages import Message
 
 __all__ = [
+    "MAX_TITLE_CHARS",
     "MAX_TOOL_OUTPUT_BYTES",
     "REQUEST_STATES",
     "ApprovalAnswer",
@@ -100,6 +103,7 @@ __all__ = [
     "ToolOutput",
     "document_json",
     "new_request_id",
+    "prompt_title",
     "title_text",
 ]
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from raw_core.sessions.messages import Message
 
 __all__ = [
+    "MAX_TITLE_CHARS",
     "MAX_TOOL_OUTPUT_BYTES",
     "REQUEST_STATES",
     "ApprovalAnswer",
@@ -45,6 +46,7 @@ __all__ = [
     "ToolOutput",
     "document_json",
     "new_request_id",
+    "prompt_title",
     "title_text",
 ]
 
@@ -83,6 +85,17 @@ def title_text(title: str) -> str:
     UTF-8 cannot encode it) and NUL (PostgreSQL text refuses it). A title is for people
     to read, so a first prompt holding either still makes one."""
     return _UNSTORABLE.sub("\ufffd", title)
+
+
+MAX_TITLE_CHARS: Final = 80
+
+
+def prompt_title(prompt: str) -> str:
+    """The title a prompt gives an untitled session (the loop titles one by its first
+    prompt the hooks let through): the prompt on one line (its white space runs made single
+    spaces), at most :data:`MAX_TITLE_CHARS` characters."""
+    line = " ".join(prompt.split())
+    return line if len(line) <= MAX_TITLE_CHARS else line[: MAX_TITLE_CHARS - 1] + "…"
 
 
 @attrs.frozen(kw_only=True)
