@@ -2,9 +2,11 @@
 their module only when first used, so importing a package imports none of its modules
 and a command such as ``raw --help`` stays fast.
 
-A package ends its ``__init__`` with::
+A package imports each public name under ``TYPE_CHECKING`` (for its real type) and ends
+its ``__init__`` with::
 
-    __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
+    if not TYPE_CHECKING:  # hidden from the type checker: a misspelt name stays an error
+        __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 where ``_EXPORTS`` maps each public name to the module that defines it.
 """

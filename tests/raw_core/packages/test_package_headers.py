@@ -38,7 +38,7 @@ def _long_name_bomb(target: Path, size: int) -> None:
 
 
 # The peak resident memory of the install's own process: VmHWM, the high-water mark of
-# its address space. getrusage's ru_maxrss would not do: Linux carries the parent's peak
+# its resident set. getrusage's ru_maxrss would not do: Linux carries the parent's peak
 # over into a child across fork and exec, and the test runner's is already large.
 _MEASURE = """
 import json, sys
