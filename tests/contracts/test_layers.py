@@ -47,6 +47,7 @@ FOUNDATION = frozenset(
         "_names",
         "_identity",
         "_lazy",
+        "_os_text",
     }
 )
 

@@ -64,8 +64,9 @@ def test_a_valid_hook_loads_with_its_program_resolved_in_its_folder(tmp_path: Pa
         ({"command": ["bin/hook"]}, "$.command[0]", "must be absolute or start with ./"),
         ({"command": ["./missing.py"]}, "$.command[0]", "is not a file in the hook folder"),
         ({"command": ["./../../escape.py"]}, "$.command[0]", "outside the hook folder"),
-        ({"command": ["\ud800"]}, "$.command[0]", "cannot be passed to the system"),
-        ({"command": ["./hook.py", "ok", "a\udfffb"]}, "$.command[2]", "cannot be passed"),
+        ({"command": ["\ud800"]}, "$.command[0]", "found one with a lone surrogate"),
+        ({"command": ["./hook.py", "ok", "a\udcffb"]}, "$.command[2]", "a lone surrogate"),
+        ({"command": ["./hook.py", "a\u0000b"]}, "$.command[1]", "found one with a NUL character"),
         ({"timeout_ms": 0}, "$.timeout_ms", "above 0"),
         ({"events": ["Stop"], "match": "*"}, "$.match", "only valid when every event"),
         (

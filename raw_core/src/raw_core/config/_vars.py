@@ -14,19 +14,9 @@ from typing import Any
 import attrs
 
 from raw_core._field_error import FieldValueError
+from raw_core._os_text import unfit_for_os
 
 __all__ = ["check_command", "check_env_name", "check_file"]
-
-
-def _unusable(text: str) -> str | None:
-    """What in ``text`` the operating system cannot take, or ``None``."""
-    if "\0" in text:
-        return "a NUL character"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "a lone surrogate, which is not UTF-8 text"
-    return None
 
 
 def check_env_name(_instance: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
@@ -36,7 +26,7 @@ def check_env_name(_instance: Any, attribute: attrs.Attribute[Any], value: str |
     expected = "expected the name of an environment variable"
     if not value:
         raise FieldValueError(attribute.name, f"{expected}, found an empty string")
-    found = _unusable(value) or ("'='" if "=" in value else None)
+    found = unfit_for_os(value) or ("'='" if "=" in value else None)
     if found is not None:
         raise FieldValueError(attribute.name, f"{expected}, found one with {found}")
 
@@ -48,7 +38,7 @@ def check_file(_instance: Any, attribute: attrs.Attribute[Any], value: str | Non
     expected = "expected the path of a file, relative to the config's folder or absolute"
     if not value:
         raise FieldValueError(attribute.name, f"{expected}, found an empty string")
-    found = _unusable(value)
+    found = unfit_for_os(value)
     if found is not None:
         raise FieldValueError(attribute.name, f"{expected}, found one with {found}")
 
@@ -65,7 +55,7 @@ def check_command(
             f"{attribute.name}[0]", "expected the program to run, found an empty string"
         )
     for index, argument in enumerate(value):
-        found = _unusable(argument)
+        found = unfit_for_os(argument)
         if found is not None:
             raise FieldValueError(
                 f"{attribute.name}[{index}]",

@@ -9,7 +9,6 @@ an agent is loaded (:mod:`raw_core.hooks.subscriptions`). Every error is a
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Final, Literal, get_args
 
@@ -24,6 +23,7 @@ from raw_core._convert import (
     structure,
 )
 from raw_core._json import JsonInputError, loads_strict
+from raw_core._os_text import unfit_for_os
 from raw_core.config import MAX_HOOK_TIMEOUT_MS, Predicate
 from raw_core.errors import HookInvalid
 from raw_core.policy.predicate import PredicateError, PreparedPredicate, prepare_predicate
@@ -112,21 +112,15 @@ def _check_rules(manifest: HookManifest, hook: str | None) -> PreparedPredicate 
             "expected a non-empty array: the program and its arguments", "$.command", hook
         )
     for index, part in enumerate(manifest.command):
-        if "\0" in part or (index == 0 and not part.strip()):
+        if index == 0 and not part.strip():
+            raise _problem("expected a program name or path", "$.command[0]", hook)
+        found = unfit_for_os(part)
+        if found is not None:
             raise _problem(
-                "expected a program name or path" if index == 0 else "a NUL character",
+                f"expected text the system can be given, found one with {found}",
                 f"$.command[{index}]",
                 hook,
             )
-        try:
-            os.fsencode(part)
-        except UnicodeEncodeError as exc:
-            raise _problem(
-                f"{json_text(part)} cannot be passed to the system: {exc.reason} at"
-                f" character {exc.start}",
-                f"$.command[{index}]",
-                hook,
-            ) from None
     program = manifest.command[0]
     if "/" in program and not program.startswith(("./", "/")):
         raise _problem(
