@@ -271,3 +271,13 @@ def test_a_model_every_turn_refuses_is_a_problem(tmp_path: Path) -> None:
         error = json.loads(turn.stdout)["error"]
         assert (error["field"], error["code"]) == (problem["field"], problem["code"])
         assert error["message"] == problem["message"]
+
+
+def test_validate_names_a_missing_file_as_every_command_does(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.json"
+    validated = run_raw(tmp_path, "config", "validate", "--config", str(missing))
+    ran = run_raw(tmp_path, "tools", "list", "--config", str(missing))
+    assert validated.returncode == ran.returncode == 2
+    said = f"config_not_found: no config file at {missing}"
+    assert said in validated.stderr, validated.stderr
+    assert said in ran.stderr, ran.stderr

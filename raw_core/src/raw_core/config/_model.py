@@ -95,6 +95,7 @@ __all__ = [
     "VarSource",
     "load_config",
     "parse_config",
+    "read_config_bytes",
 ]
 
 DEFAULT_MAX_STEPS: Final = 50
@@ -482,10 +483,15 @@ def load_config(
     """Read and check the config file at ``path`` (see :func:`parse_config` for ``host``
     and ``lower``)."""
     file = Path(os.path.abspath(path))
+    return parse_config(read_config_bytes(file), path=file, host=host, lower=lower)
+
+
+def read_config_bytes(file: Path) -> bytes:
+    """The bytes of the config file at ``file`` (an absolute path); ``config_not_found``
+    saying why when it cannot be read."""
     try:
-        text = file.read_bytes()
+        return file.read_bytes()
     except FileNotFoundError:
         raise ConfigNotFound(f"no config file at {file}", path=str(file)) from None
     except OSError as exc:
         raise ConfigNotFound(f"cannot read {file}: {exc.strerror}", path=str(file)) from None
-    return parse_config(text, path=file, host=host, lower=lower)

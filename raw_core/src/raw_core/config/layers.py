@@ -39,6 +39,7 @@ from raw_core.config._model import (
     check_config,
     load_config,
     parse_config,
+    read_config_bytes,
 )
 from raw_core.config.discovery import no_config, trusted_project_config, user_config_path
 from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError
@@ -164,9 +165,9 @@ def _check_file(
 ) -> tuple[Config | None, RawError | None]:
     file = Path(os.path.abspath(path))
     try:
-        text = file.read_bytes()
-    except OSError as exc:
-        return None, ConfigNotFound(f"cannot read {file}: {exc.strerror}", path=str(file))
+        text = read_config_bytes(file)
+    except ConfigNotFound as error:
+        return None, error
     return check_config(text, path=file, host=host, lower=lower, references=references)
 
 
