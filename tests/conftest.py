@@ -101,6 +101,16 @@ def host() -> PluginHost:
     return PluginHost()
 
 
+@pytest.fixture
+def builtin_host() -> PluginHost:
+    """A plug-in host with the built-in tools alone (no entry points scanned)."""
+    from raw_builtin_tools import plugin
+
+    only_builtin = PluginHost()
+    only_builtin.register(plugin, name="builtin")
+    return only_builtin
+
+
 @pytest.fixture(autouse=True)
 def _own_config_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -127,10 +127,12 @@ def project(tmp_path: Path, use: list[str]) -> Path:
         pytest.param("", id="empty"),
     ],
 )
-def test_a_skills_use_entry_must_be_a_name(tmp_path: Path, host: PluginHost, entry: str) -> None:
+def test_a_skills_use_entry_must_be_a_name(
+    tmp_path: Path, builtin_host: PluginHost, entry: str
+) -> None:
     config = project(tmp_path, ["review", entry.format(tmp=tmp_path)])
     with pytest.raises(ConfigInvalid) as caught:
-        load_agent(load_config(config), host=host)
+        load_agent(load_config(config), host=builtin_host)
     assert caught.value.field == "$.agents.a.skills.use[1]"
     assert caught.value.message.startswith("expected a skill name")
 
@@ -145,11 +147,13 @@ def test_validate_refuses_a_skill_outside_the_paths(tmp_path: Path) -> None:
 # --- load_skill and the reload notice -----------------------------------------------------
 
 
-async def test_load_skill_returns_the_body_as_written(tmp_path: Path, host: PluginHost) -> None:
+async def test_load_skill_returns_the_body_as_written(
+    tmp_path: Path, builtin_host: PluginHost
+) -> None:
     config = project(tmp_path, ["review"])
     body = "# Review\n\nRead the diff.\n\n- then the tests"
     (tmp_path / "skills" / "review" / "SKILL.md").write_text(HEAD + f"---\n{body}\n")
-    agent = load_agent(load_config(config), host=host)
+    agent = load_agent(load_config(config), host=builtin_host)
     dispatcher = Dispatcher(agent.registry, agent.policy, skills=agent.skills.for_session())
     result = await dispatcher.dispatch(
         ToolCall(id="c", name="load_skill", arguments=json.dumps({"name": "review"}))
@@ -165,17 +169,19 @@ async def backend(tmp_path: Path) -> AsyncIterator[SqliteBackend]:
 
 
 async def test_the_docs_quote_the_reload_notice_as_it_is_sent(
-    tmp_path: Path, host: PluginHost, backend: SqliteBackend
+    tmp_path: Path, builtin_host: PluginHost, backend: SqliteBackend
 ) -> None:
     config = project(tmp_path, ["review"])
     provider = ScriptedProvider(
         [Reply(tool_calls=(("load_skill", {"name": "review"}),)), Reply(text="r"), Reply(text="")]
     )
     runtime = Runtime(backend)
-    async with runtime.open_session(load_agent(load_config(config), host=host), provider) as s:
+    async with runtime.open_session(
+        load_agent(load_config(config), host=builtin_host), provider
+    ) as s:
         await s.run_turn("load it")
     (tmp_path / "skills" / "review" / "SKILL.md").write_text(HEAD + "---\nChanged.\n")
-    changed = load_agent(load_config(config), host=host)
+    changed = load_agent(load_config(config), host=builtin_host)
     async with runtime.open_session(changed, provider, session_id=s.id) as resumed:
         await resumed.run_turn("go on")
     message = provider.requests[2].messages[-1]

@@ -80,8 +80,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def agent(project: Path, host: PluginHost) -> Agent:
-    return load_agent(load_config(project / "raw.json"), host=host)
+def agent(project: Path, builtin_host: PluginHost) -> Agent:
+    return load_agent(load_config(project / "raw.json"), host=builtin_host)
 
 
 async def call(agent: Agent, name: str, arguments: dict[str, Any]) -> Any:
@@ -112,9 +112,9 @@ async def test_load_skill_refuses_any_other_name(agent: Agent, name: str) -> Non
     assert "review, release" in result.text()
 
 
-def test_only_selected_skills_are_read(project: Path, host: PluginHost) -> None:
+def test_only_selected_skills_are_read(project: Path, builtin_host: PluginHost) -> None:
     (project / "skills" / "unused" / "SKILL.md").write_text("not front matter at all")
-    agent = load_agent(load_config(project / "raw.json"), host=host)
+    agent = load_agent(load_config(project / "raw.json"), host=builtin_host)
     assert [s.name for s in agent.skills.listing()] == ["review", "release"]
 
 
@@ -135,13 +135,13 @@ def test_malformed_skill_files_are_refused(tmp_path: Path, text: str, fragment: 
 
 
 def test_a_missing_selected_skill_is_a_config_error_naming_the_entry(
-    project: Path, host: PluginHost
+    project: Path, builtin_host: PluginHost
 ) -> None:
     data = json.loads((project / "raw.json").read_text())
     data["agents"]["a"]["skills"]["use"] = ["review", "ghost"]
     (project / "raw.json").write_text(json.dumps(data))
     with pytest.raises(ConfigInvalid) as caught:
-        load_agent(load_config(project / "raw.json"), host=host)
+        load_agent(load_config(project / "raw.json"), host=builtin_host)
     assert caught.value.field == "$.agents.a.skills.use[1]"
     assert "ghost" in caught.value.message
 
@@ -279,9 +279,9 @@ async def test_a_secret_read_in_a_turn_reaches_the_model_and_nothing_else(
 
 
 async def test_a_changed_skill_the_model_read_adds_a_notice_once(
-    project: Path, host: PluginHost, backend: SqliteBackend
+    project: Path, builtin_host: PluginHost, backend: SqliteBackend
 ) -> None:
-    agent = load_agent(load_config(project / "raw.json"), host=host)
+    agent = load_agent(load_config(project / "raw.json"), host=builtin_host)
     provider = ScriptedProvider(
         [
             Reply(tool_calls=(("load_skill", {"name": "review"}),)),
@@ -294,7 +294,7 @@ async def test_a_changed_skill_the_model_read_adds_a_notice_once(
     async with runtime.open_session(agent, provider) as session:
         await session.run_turn("load the review skill")
     write_skill(project / "skills", "review", "How to review a change.", "Read tests first.")
-    changed = load_agent(load_config(project / "raw.json"), host=host)
+    changed = load_agent(load_config(project / "raw.json"), host=builtin_host)
     async with runtime.open_session(changed, provider, session_id=session.id) as resumed:
         await resumed.run_turn("review my change")
         await resumed.run_turn("and now?")
@@ -307,25 +307,25 @@ async def test_a_changed_skill_the_model_read_adds_a_notice_once(
 
 
 async def test_a_changed_skill_never_read_adds_no_notice(
-    project: Path, host: PluginHost, backend: SqliteBackend
+    project: Path, builtin_host: PluginHost, backend: SqliteBackend
 ) -> None:
-    agent = load_agent(load_config(project / "raw.json"), host=host)
+    agent = load_agent(load_config(project / "raw.json"), host=builtin_host)
     provider = ScriptedProvider([Reply(text="a"), Reply(text="b")])
     runtime = Runtime(backend)
     async with runtime.open_session(agent, provider) as session:
         await session.run_turn("hi")
     write_skill(project / "skills", "review", "How to review a change.", "Changed.")
-    changed = load_agent(load_config(project / "raw.json"), host=host)
+    changed = load_agent(load_config(project / "raw.json"), host=builtin_host)
     async with runtime.open_session(changed, provider, session_id=session.id) as resumed:
         await resumed.run_turn("hello")
     assert provider.requests[1].messages[-1] == UserMessage.from_text("hello")
 
 
 async def test_what_the_model_read_is_recorded_as_soon_as_it_read_it(
-    project: Path, host: PluginHost, backend: SqliteBackend
+    project: Path, builtin_host: PluginHost, backend: SqliteBackend
 ) -> None:
     """A crash later in the turn must not forget it (else no notice after a change)."""
-    agent = load_agent(load_config(project / "raw.json"), host=host)
+    agent = load_agent(load_config(project / "raw.json"), host=builtin_host)
     recorded: list[Any] = []
     finished: list[str] = []
 

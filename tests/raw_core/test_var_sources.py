@@ -127,7 +127,7 @@ def unchecked(source: VarSource, **fields: Any) -> VarSource:
     ],
 )
 async def test_a_source_the_system_cannot_take_is_var_unavailable(
-    tmp_path: Path, host: PluginHost, source: Callable[[], VarSource]
+    tmp_path: Path, builtin_host: PluginHost, source: Callable[[], VarSource]
 ) -> None:
     definitions = {"X": VarDefinition(description="d", source=source())}
     variables = VarService(definitions, ["X"], base_dir=tmp_path)
@@ -144,7 +144,7 @@ async def test_a_source_the_system_cannot_take_is_var_unavailable(
             }
         )
     )
-    agent = load_agent(parse_config(config.read_bytes(), path=config), host=host)
+    agent = load_agent(parse_config(config.read_bytes(), path=config), host=builtin_host)
     dispatcher = Dispatcher(agent.registry, agent.policy, vars=variables)
     result = await dispatcher.dispatch(
         ToolCall(id="c", name="read_var", arguments=json.dumps({"name": "X"}))
@@ -229,7 +229,7 @@ def counting(tmp_path: Path) -> tuple[list[str], Path]:
 
 
 async def test_one_app_reads_a_variable_once_for_its_sessions_and_calls(
-    tmp_path: Path, host: PluginHost
+    tmp_path: Path, builtin_host: PluginHost
 ) -> None:
     command, count = counting(tmp_path)
     config = tmp_path / "raw.json"
@@ -250,7 +250,9 @@ async def test_one_app_reads_a_variable_once_for_its_sessions_and_calls(
         ]
     )
     loaded = parse_config(config.read_bytes(), path=config)
-    async with App.open(loaded, host=host, provider=provider, store_dir=tmp_path / "store") as app:
+    async with App.open(
+        loaded, host=builtin_host, provider=provider, store_dir=tmp_path / "store"
+    ) as app:
         async with app.open_session() as session:
             await session.run_turn("read it")
         async with app.open_session(session.id) as resumed:
@@ -259,7 +261,7 @@ async def test_one_app_reads_a_variable_once_for_its_sessions_and_calls(
         assert result.text() == "tok"
     assert count.read_text() == "read\n"
     # Another runtime reads it again: the cache lives in memory for one runtime only.
-    async with App.open(loaded, host=host, store_dir=tmp_path / "store") as app:
+    async with App.open(loaded, host=builtin_host, store_dir=tmp_path / "store") as app:
         await app.call_tool("builtin/read_var", {"name": "V"})
     assert count.read_text() == "read\nread\n"
 
