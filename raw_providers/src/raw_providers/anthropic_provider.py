@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from raw_core.config import ModelConfig
-from raw_core.errors import ConfigInvalid, ProviderFailed
+from raw_core.errors import ProviderFailed
 from raw_core.providers.contract import (
     ModelRequest,
     PartEvent,
@@ -61,6 +61,7 @@ from raw_providers._content import (
     request_names,
 )
 from raw_providers._names import WireNames
+from raw_providers._requirements import needs_credential
 from raw_providers._stream import run_stream
 
 if TYPE_CHECKING:
@@ -416,9 +417,5 @@ def make_anthropic(
 ) -> AnthropicProvider:
     """The ``anthropic`` provider's factory: ``factory(model, api_key=...)``."""
     if not api_key:
-        raise ConfigInvalid(
-            f"model {model.model!r} (provider anthropic) needs a credential: set its api_key,"
-            ' e.g. {"env": "ANTHROPIC_API_KEY"}',
-            provider="anthropic",
-        )
+        raise needs_credential(model, "anthropic", "ANTHROPIC_API_KEY")
     return AnthropicProvider(model, api_key=api_key, **options)

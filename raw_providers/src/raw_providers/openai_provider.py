@@ -23,11 +23,11 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 from raw_core.config import ModelConfig
-from raw_core.errors import ConfigInvalid
 from raw_core.providers.contract import ModelRequest, ProviderEvent
 from raw_providers._content import client_options, request_names
 from raw_providers._openai_chat import chat_events, chat_params
 from raw_providers._openai_responses import responses_events, responses_params
+from raw_providers._requirements import check_openai_compatible, needs_credential
 from raw_providers._stream import run_stream
 
 if TYPE_CHECKING:
@@ -134,11 +134,7 @@ class OpenAIProvider:
 def make_openai(model: ModelConfig, api_key: str | None = None, **options: Any) -> OpenAIProvider:
     """The ``openai`` provider's factory: ``factory(model, api_key=...)``."""
     if not api_key:
-        raise ConfigInvalid(
-            f"model {model.model!r} (provider openai) needs a credential: set its api_key,"
-            ' e.g. {"env": "OPENAI_API_KEY"}',
-            provider="openai",
-        )
+        raise needs_credential(model, "openai", "OPENAI_API_KEY")
     return OpenAIProvider(model, api_key=api_key, name="openai", official=True, **options)
 
 
@@ -146,12 +142,7 @@ def make_openai_compatible(
     model: ModelConfig, api_key: str | None = None, **options: Any
 ) -> OpenAIProvider:
     """The ``openai-compatible`` provider's factory; ``base_url`` is required."""
-    if not model.base_url:
-        raise ConfigInvalid(
-            f"model {model.model!r} (provider openai-compatible) needs a base_url, e.g."
-            ' "http://127.0.0.1:8080/v1"',
-            provider="openai-compatible",
-        )
+    check_openai_compatible(model)
     return OpenAIProvider(
         model, api_key=api_key, name="openai-compatible", official=False, **options
     )

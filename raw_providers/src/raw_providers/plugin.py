@@ -41,9 +41,12 @@ def raw_register_providers() -> list[ProviderRecord]:
     """``openai`` (Chat Completions or the Responses API), ``openai-compatible`` (local and
     third-party servers through ``base_url``) and ``anthropic`` (Messages)."""
     from raw_core.providers.contract import ProviderRecord
+    from raw_providers._requirements import check_anthropic, check_openai, check_openai_compatible
 
     return [
-        ProviderRecord(name="openai", factory=_openai),
-        ProviderRecord(name="openai-compatible", factory=_openai_compatible),
-        ProviderRecord(name="anthropic", factory=_anthropic),
+        ProviderRecord(name="openai", factory=_openai, check=check_openai),
+        ProviderRecord(
+            name="openai-compatible", factory=_openai_compatible, check=check_openai_compatible
+        ),
+        ProviderRecord(name="anthropic", factory=_anthropic, check=check_anthropic),
     ]

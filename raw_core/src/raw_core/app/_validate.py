@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import attrs
 
-from raw_core.errors import ConfigInvalid, RawError
+from raw_core.errors import PluginInvalid, RawError
+from raw_core.runtime.models import provider_record
 
 if TYPE_CHECKING:
     from raw_core.config import Config, ConfigLayer, LayerKind
@@ -121,45 +122,33 @@ async def _agents(
     return found
 
 
-_NEEDS: Final = {
-    "openai": ("api_key", 'set its api_key, e.g. {"env": "OPENAI_API_KEY"}'),
-    "anthropic": ("api_key", 'set its api_key, e.g. {"env": "ANTHROPIC_API_KEY"}'),
-    "openai-compatible": ("base_url", 'set its base_url, e.g. "http://127.0.0.1:8080/v1"'),
-}
-"""What the installed providers of these names refuse a model without (the config
-reference's models table): the field, and how to set it."""
-
-
 def _model_problems(config: Config, host: PluginHost) -> list[RawError]:
     """The models the agents name, checked as a turn would make their providers (see
     :func:`raw_core.runtime.models.make_provider`) short of reading the credential or
-    making the provider: the provider must be installed, and a model of ``openai`` or
-    ``anthropic`` needs an ``api_key`` (of ``openai-compatible``, a ``base_url``), with
-    the code and field a turn gets."""
-    records = host.providers()
+    making the provider: the provider must be installed, and its record's ``check`` (what
+    its factory refuses from the model's config alone: an ``api_key`` or a ``base_url``
+    it needs) must pass, with the code and field a turn gets."""
     found: list[RawError] = []
     named = dict.fromkeys(a.model for a in config.agents.values() if a.model is not None)
     for name in named:
         model = config.models.get(name)
         if model is None:  # a reference problem, reported with the file's
             continue
-        if model.provider not in records:
-            known = ", ".join(sorted(records)) or "none (is raw-providers installed?)"
+        try:
+            record = provider_record(host, model, name=name)
+            if record.check is not None:
+                record.check(model)
+        except RawError as error:
+            if error.field is None:
+                error.context["field"] = f"$.models.{name}"
+            found.append(error)
+        except Exception as exc:  # a plug-in's check that fails: named, never a traceback
             found.append(
-                ConfigInvalid(
-                    f"no provider named {model.provider!r}; the installed providers are: {known}",
-                    field=f"$.models.{name}.provider",
-                )
-            )
-            continue
-        need = _NEEDS.get(model.provider)
-        if need is not None and not getattr(model, need[0]):
-            what = "a credential" if need[0] == "api_key" else f"a {need[0]}"
-            found.append(
-                ConfigInvalid(
-                    f"model {model.model!r} (provider {model.provider}) needs {what}: {need[1]}",
-                    field=f"$.models.{name}",
+                PluginInvalid(
+                    f"the {model.provider!r} provider's check of model {name!r} failed:"
+                    f" {type(exc).__name__}: {exc}",
                     provider=model.provider,
+                    field=f"$.models.{name}",
                 )
             )
     return found

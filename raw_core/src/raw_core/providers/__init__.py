@@ -14,6 +14,7 @@ from raw_core._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from raw_core.providers.contract import (
+        ModelCheck,
         ModelRequest,
         ModelTool,
         PartEvent,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "ModelCheck": "raw_core.providers.contract",
     "ModelRequest": "raw_core.providers.contract",
     "ModelTool": "raw_core.providers.contract",
     "PartEvent": "raw_core.providers.contract",
@@ -65,6 +67,7 @@ if not TYPE_CHECKING:
 
 
 __all__ = [
+    "ModelCheck",
     "ModelRequest",
     "ModelTool",
     "PartEvent",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from raw_core.config import ModelConfig
 
 __all__ = [
+    "ModelCheck",
     "ModelRequest",
     "ModelTool",
     "PartEvent",
@@ -165,12 +166,22 @@ class ProviderFactory(Protocol):
     def __call__(self, model: ModelConfig, /, *, api_key: str | None) -> Provider: ...
 
 
+ModelCheck = Callable[["ModelConfig"], None]
+"""Checks a model's config as its provider would refuse it, before any credential is read:
+raises ``config_invalid`` (a model that names no ``api_key`` where the provider needs one,
+say), else returns None."""
+
+
 @attrs.frozen(kw_only=True)
 class ProviderRecord:
-    """What ``raw_register_providers`` returns: a provider name and its factory."""
+    """What ``raw_register_providers`` returns: a provider name and its factory, and
+    optionally ``check``, the part of the factory's refusals that reads the model's config
+    alone (no credential, no network): ``raw config validate`` reports what it raises, as a
+    turn would. A factory should refuse through the same check, so both say the same."""
 
     name: str
     factory: ProviderFactory
+    check: ModelCheck | None = None
 
 
 def prompt_cache_key(system: str | None, tools: Sequence[ModelTool]) -> str:

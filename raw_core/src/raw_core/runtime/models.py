@@ -20,9 +20,15 @@ import attrs
 from raw_core.config import ModelConfig, SecretRef, VarDefinition
 from raw_core.errors import ConfigInvalid, PluginInvalid, RawError
 from raw_core.plugins import PluginHost
-from raw_core.providers.contract import Provider
+from raw_core.providers.contract import Provider, ProviderRecord
 
-__all__ = ["CredentialStatus", "credential_status", "make_provider", "resolve_credential"]
+__all__ = [
+    "CredentialStatus",
+    "credential_status",
+    "make_provider",
+    "provider_record",
+    "resolve_credential",
+]
 
 VarResolver = Callable[[str], str]
 
@@ -124,6 +130,22 @@ def resolve_credential(
     return value
 
 
+def provider_record(
+    host: PluginHost, model: ModelConfig, *, name: str | None = None
+) -> ProviderRecord:
+    """The installed provider ``model`` names (``name``: the model's name in the config,
+    for the error's path); ``config_invalid`` listing the installed ones otherwise."""
+    records = host.providers()
+    record = records.get(model.provider)
+    if record is None:
+        known = ", ".join(sorted(records)) or "none (is raw-providers installed?)"
+        raise ConfigInvalid(
+            f"no provider named {model.provider!r}; the installed providers are: {known}",
+            field=f"$.models.{name}.provider" if name is not None else None,
+        )
+    return record
+
+
 def make_provider(
     host: PluginHost,
     model: ModelConfig,
@@ -140,14 +162,7 @@ def make_provider(
     **options)``. Raises ``config_invalid`` for an unknown provider or a missing credential,
     and ``plugin_invalid`` when the factory fails with something other than a raw error.
     """
-    records = host.providers()
-    record = records.get(model.provider)
-    if record is None:
-        known = ", ".join(sorted(records)) or "none (is raw-providers installed?)"
-        raise ConfigInvalid(
-            f"no provider named {model.provider!r}; the installed providers are: {known}",
-            field=f"$.models.{name}.provider" if name is not None else None,
-        )
+    record = provider_record(host, model, name=name)
     api_key = resolve_credential(model, name=name, environ=environ, resolve_var=resolve_var)
     try:
         provider: Provider = record.factory(model, api_key=api_key, **options)
