@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import attrs
 
-from raw_core.errors import ConfigInvalid, ProviderUnavailable, RawError, VarUnavailable
+from raw_core.errors import (
+    ConfigInvalid,
+    ConfigNotFound,
+    ProviderUnavailable,
+    RawError,
+    VarUnavailable,
+)
 from raw_core.providers.contract import (
     ModelRequest,
     Provider,
@@ -24,6 +30,8 @@ from raw_core.providers.contract import (
 from raw_core.sessions.messages import UserMessage
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from raw_core.agent import Agent
     from raw_core.agent.variables import VarCache
     from raw_core.config import Config
@@ -36,6 +44,7 @@ __all__ = [
     "agent_provider",
     "check_model",
     "describe_models",
+    "field_file",
     "probe_model",
 ]
 
@@ -164,7 +173,9 @@ async def check_model(
     if model is None:
         known = ", ".join(sorted(config.models)) or "none"
         raise ConfigInvalid(
-            f"no model named {name!r}; the config defines: {known}", field="$.models"
+            f"no model named {name!r}; the config defines: {known}",
+            field="$.models",
+            path=field_file(config, "$.models"),
         )
     variables = VarService(config.vars, (), base_dir=config.directory, cache=var_cache)
     with credential_source(config, name):
@@ -182,6 +193,7 @@ def agent_provider(config: Config, host: PluginHost, agent: Agent) -> Provider:
         raise ConfigInvalid(
             f"agent {agent.name!r} has no model: set agents.{agent.name}.model to one of models",
             field=f"$.agents.{agent.name}.model",
+            path=field_file(config, "$.agents"),
         )
     with credential_source(config, model_name):
         return make_provider(
@@ -200,6 +212,13 @@ def credential_source(config: Config, model_name: str) -> Iterator[None]:
     environment variable's name, ``file`` with the path, or ``command``)."""
     try:
         yield
+    except (ConfigInvalid, ConfigNotFound) as exc:
+        # A credential or provider problem of the model: the file that defines it.
+        if "path" not in exc.context:
+            where = field_file(config, exc.field or f"$.models.{model_name}")
+            if where is not None:
+                exc.context["path"] = where
+        raise
     except VarUnavailable as exc:
         model = config.models.get(model_name)
         var = model.api_key.var if model is not None and model.api_key is not None else None
@@ -214,3 +233,36 @@ def credential_source(config: Config, model_name: str) -> Iterator[None]:
             else:
                 exc.context.update(source="command")
         raise
+
+
+def field_file(config: Config, field: str) -> str | None:
+    """The file among ``config``'s layers that defines ``field`` (a JSON path), for an
+    error found after loading: a model, variable or ``sessions`` from the user's config
+    when it defines them (it wins over the project's), anything else from the file the
+    agents come from. Read again only on this error path; None when nothing is known."""
+    import re
+
+    section = re.match(r"^\$\.(models|vars|sessions)\b(?:\.([A-Za-z0-9_-]+))?", field)
+    if section is not None:
+        kind, name = section.group(1), section.group(2)
+        for layer in config.layers:
+            if layer.kind == "user" and layer.path and _defines(layer.path, kind, name):
+                return str(layer.path)
+    if config.path is not None:
+        return str(config.path)
+    paths = [layer.path for layer in config.layers if layer.path is not None]
+    return str(paths[-1]) if paths else None
+
+
+def _defines(path: Path, section: str, name: str | None) -> bool:
+    """Whether the JSON file at ``path`` has ``section`` (and ``name`` in it)."""
+    import json
+
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    value = data.get(section) if isinstance(data, dict) else None
+    if value is None:
+        return False
+    return name is None or (isinstance(value, dict) and name in value)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from raw_core.cli._output import EXIT_INTERRUPTED, fail
-from raw_core.errors import RawError
+from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError
 
 if TYPE_CHECKING:
     from raw_core.app import App
@@ -67,13 +67,23 @@ def with_app(
 
     install()
 
+    async def named(app: App) -> int:
+        try:
+            return await work(app)
+        except (ConfigInvalid, ConfigNotFound) as exc:
+            # Found after the config loaded: it names the file the agents come from,
+            # unless the code that raised it named the layer at fault.
+            if "path" not in exc.context and app.config.path is not None:
+                exc.context["path"] = str(app.config.path)
+            raise
+
     async def main() -> int:
         if ctrl_c is None:
             async with App.open(config_path, **options) as app:
-                return await work(app)
+                return await named(app)
         code = EXIT_INTERRUPTED  # unless the work returns: Ctrl-C stopped it
         async with ctrl_c.watch(), App.open(config_path, **options) as app:
-            code = await work(app)
+            code = await named(app)
         # SIGTERM or a closed stdout: its own exit code, however the work ended.
         return ctrl_c.exit_code if ctrl_c.exit_code is not None else code
 

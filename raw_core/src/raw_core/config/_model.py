@@ -293,9 +293,11 @@ class Config:
     def resolve_agent(self, name: str | None = None) -> tuple[str, AgentConfig]:
         """The agent to use: ``name``, else ``default_agent``, else the only one."""
         chosen = name or self.default_agent
+        # The agents come from this file (the project's, --config's or the user's).
+        where = {"path": str(self.path)} if self.path is not None else {}
         if chosen is None and not self.agents:
             files = ", ".join(str(layer.path) for layer in self.layers) or "the config"
-            raise ConfigInvalid(f"no agent is defined (in {files})", field="$.agents")
+            raise ConfigInvalid(f"no agent is defined (in {files})", field="$.agents", **where)
         if chosen is None:
             if len(self.agents) == 1:
                 chosen = next(iter(self.agents))
@@ -305,12 +307,15 @@ class Config:
                     f"the config defines several agents ({names}); choose one with --agent"
                     " or set default_agent",
                     field="$.agents",
+                    **where,
                 )
         agent = self.agents.get(chosen)
         if agent is None:
             names = ", ".join(sorted(self.agents)) or "none"
             raise ConfigInvalid(
-                f"no agent named {chosen!r}; the config defines: {names}", field="$.agents"
+                f"no agent named {chosen!r}; the config defines: {names}",
+                field="$.agents",
+                **where,
             )
         return chosen, agent
 
