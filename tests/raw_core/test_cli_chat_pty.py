@@ -235,6 +235,31 @@ def test_chat_commands_and_ctrl_c_at_the_prompt_asks_for_a_second_press(
     assert "Aborted" not in child.before
 
 
+def test_ctrl_c_at_a_dumb_terminals_prompt_asks_for_a_second_press_too(
+    tmp_path: Path, env: dict[str, str], children: Children
+) -> None:
+    """TERM=dumb reads plain lines (no line editor reads the key): the SIGINT the
+    terminal sends still warns first, and the chat goes on until a second press."""
+    env["TERM"] = "dumb"
+    config = replay_config(tmp_path, "chat", [{"text": "One."}])
+    child = spawn(children, ["chat", "--config", str(config)], env, tmp_path)
+    child.expect(PROMPT)
+    child.sendintr()
+    child.expect("press Ctrl-C again to quit")
+    child.expect(PROMPT)
+    child.send("hi\r")  # still chatting after the first press
+    child.expect("One.")
+    child.expect(PROMPT)
+    child.sendintr()
+    child.expect("press Ctrl-C again to quit")
+    child.expect(PROMPT)
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert "Traceback" not in child.before
+
+
 def test_ctrl_c_cancels_a_running_turn_and_the_chat_goes_on(
     tmp_path: Path, env: dict[str, str], children: Children
 ) -> None:

@@ -99,7 +99,11 @@ def conversation(
             armed = False  # a first Ctrl-C at the prompt was pressed
             while True:
                 try:
-                    line = await prompts.read()
+                    line = (
+                        await ctrl_c.at_prompt(prompts.read)
+                        if interactive
+                        else await prompts.read()
+                    )
                 except KeyboardInterrupt:
                     if armed:
                         return EXIT_INTERRUPTED

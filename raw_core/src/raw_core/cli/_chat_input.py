@@ -38,7 +38,8 @@ class ChatInput:
 
     async def read(self) -> str | None:
         """The next prompt; ``KeyboardInterrupt`` when Ctrl-C is pressed at a terminal's
-        prompt."""
+        prompt (the line editor reads the key; on a dumb terminal the chat reads the
+        plain line through :meth:`CtrlC.at_prompt`, which turns the SIGINT into it)."""
         if self._session is None:
             return await self._reader.readline(f"\n{PROMPT}")
         try:

@@ -3,9 +3,11 @@
 The first Ctrl-C while a turn runs cancels that turn cleanly: finished results are kept
 and unfinished calls are recorded as ``cancelled``. A Ctrl-C while no turn runs, or a
 second one while a cancelled turn is still ending, stops the command: the work under way
-is cancelled and the session closed; should that not end within a few seconds (a handler
-that swallows its cancellation), the process exits at once — what the session committed is
-kept, and resuming it records the unfinished calls as cancelled. Ctrl-C is received as an
+is cancelled and the session closed (except at a chat's idle prompt on a terminal,
+:meth:`CtrlC.at_prompt`, where the chat asks for a second press); should that not end
+within a few seconds (a handler that swallows its cancellation), the process exits at
+once — what the session committed is kept, and resuming it records the unfinished calls
+as cancelled. Ctrl-C is received as an
 event on the loop (never as a ``KeyboardInterrupt`` in the middle of the code) from before
 the app opens until after it has closed, so the command always returns control promptly
 and with no traceback, and exits 130 (the shell's code for SIGINT) when Ctrl-C ended it.
@@ -22,9 +24,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import click
@@ -33,6 +35,8 @@ from raw_core import CancellationSignal
 from raw_core.cli._output import EXIT_INTERRUPTED, EXIT_PIPE, EXIT_TERMINATED
 
 __all__ = ["CtrlC"]
+
+T = TypeVar("T")
 
 CANCEL_REASON = "cancelled with Ctrl-C"
 TERMINATED_REASON = "ended by SIGTERM"
@@ -48,6 +52,7 @@ class CtrlC:
         self.stopped = False  # whether a Ctrl-C stopped the whole block
         self.session_id: str | None = None  # printed when the process has to exit at once
         self._turn: CancellationSignal | None = None
+        self._prompt: anyio.CancelScope | None = None  # an idle prompt's read
         self._scope: anyio.CancelScope | None = None
         self._deadline: threading.Timer | None = None
         self.exit_code: int | None = None  # set when SIGTERM or a closed stdout ends it
@@ -72,6 +77,19 @@ class CtrlC:
             yield turn
         finally:
             self._turn = None
+
+    async def at_prompt(self, read: Callable[[], Awaitable[T]]) -> T:
+        """``read()`` at an idle prompt: a Ctrl-C received while it waits (a terminal
+        that sends SIGINT, where no line editor reads the key) ends the read with
+        ``KeyboardInterrupt``, as a line editor's Ctrl-C does, instead of stopping the
+        command; the caller decides what a press means there."""
+        with anyio.CancelScope() as scope:
+            self._prompt = scope
+            try:
+                return await read()
+            finally:
+                self._prompt = None
+        raise KeyboardInterrupt
 
     @asynccontextmanager
     async def watch(self) -> AsyncIterator[None]:
@@ -127,6 +145,9 @@ class CtrlC:
         if turn is not None and not turn.cancelled:
             turn.cancel(CANCEL_REASON)
             click.echo("\n(cancelling the turn; Ctrl-C again quits)", err=True)
+            return
+        if self._prompt is not None and not self.stopped:
+            self._prompt.cancel()
             return
         self._stop()
 
