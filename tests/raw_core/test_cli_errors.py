@@ -44,6 +44,9 @@ def raw(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
         (["sessions", "show"], "raw sessions show"),
         (["sessions", "list", "--limit", "many"], "raw sessions list"),
         (["run", "--no-such-option", "hi"], "raw run"),
+        # Found in the command's own work, not by click: the command still names itself.
+        (["sessions", "resume"], "raw sessions resume"),
+        (["sessions", "resume", "0123abc", "--last", "hi"], "raw sessions resume"),
     ],
 )
 def test_usage_errors_read_like_every_other_error(
@@ -357,3 +360,32 @@ def test_trusting_a_folder_where_the_config_folder_cannot_be_written(
     assert done.returncode == 2
     assert done.stderr.startswith("raw: config_invalid: cannot write the trusted folders to ")
     assert "Traceback" not in done.stderr
+
+
+def test_raw_demo_into_a_used_folder_is_usage_invalid(env: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "d" / "project").mkdir(parents=True)
+    text = raw(env, "demo", "--dir", str(tmp_path / "d"))
+    assert text.returncode == 2
+    assert text.stderr.splitlines()[-2:] == [
+        f"raw: usage_invalid: {tmp_path / 'd' / 'project'} exists; choose another --dir (at --dir)",
+        "  hint: `raw demo --help` shows the usage",
+    ]
+    as_json = raw(env, "demo", "--dir", str(tmp_path / "d"), "--json")
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["error"]["code"] == "usage_invalid"
+
+
+def test_raw_tools_fork_refusals_are_usage_invalid(env: dict[str, str], tmp_path: Path) -> None:
+    bad = raw(env, "tools", "fork", "bash", str(tmp_path / "Bad_Name"))
+    assert bad.returncode == 2
+    first, second = bad.stderr.splitlines()[-2:]
+    assert first.startswith("raw: usage_invalid: the new folder name 'Bad_Name' is not a valid")
+    assert second == "  hint: `raw tools fork --help` shows the usage"
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "bash").mkdir()
+    taken = raw(env, "tools", "fork", "bash", str(tmp_path / "taken"))
+    assert taken.returncode == 2
+    first, second = taken.stderr.splitlines()[-2:]
+    assert first.startswith(f"raw: usage_invalid: {tmp_path / 'taken' / 'bash'} already exists")
+    assert second == "  hint: `raw tools fork --help` shows the usage"
+    assert not any((tmp_path / "taken" / "bash").iterdir())  # nothing was copied

@@ -70,9 +70,7 @@ def _config_file(error: RawError) -> str | None:
 def usage_failed(message: str, *, as_json: bool, field: str | None = None) -> NoReturn:
     """A command line the running command cannot run: ``usage_invalid``, exit 2, in the
     JSON form with ``--json``, with a hint naming the command's ``--help`` otherwise."""
-    context = click.get_current_context(silent=True)
-    command = context.command_path if context is not None else None
-    fail(UsageInvalid(message, field=field), as_json=as_json, command=command)
+    fail(UsageInvalid(message, field=field), as_json=as_json)
 
 
 def fail(
@@ -80,7 +78,11 @@ def fail(
 ) -> NoReturn:
     """Report ``error`` and exit: JSON ``{"error": {code, message, field?, path?}}`` on
     stdout (``path``: the file a config error is in), or a line on stderr and a hint
-    (``command``: the command line's command, named by a usage error's hint)."""
+    (``command``: the command line's command, named by a usage error's hint; by default
+    the running command's, so an error raised deep in its work names its ``--help``)."""
+    if command is None:
+        context = click.get_current_context(silent=True)
+        command = context.command_path if context is not None else None
     if as_json:
         payload = {"code": error.code, "message": error.message}
         if error.field is not None:

@@ -43,7 +43,7 @@ def demo(directory: Path | None, as_json: bool) -> None:
     root = directory if directory is not None else Path(tempfile.mkdtemp(prefix="raw-demo-"))
     project = root / "project"
     if project.exists():
-        fail(RawError(f"{project} exists; choose another --dir"), as_json=as_json)
+        usage_failed(f"{project} exists; choose another --dir", as_json=as_json, field="--dir")
     try:
         shutil.copytree(
             DEMO_DIR / "project", project, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")

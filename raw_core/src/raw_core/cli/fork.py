@@ -12,23 +12,23 @@ import json
 import os
 import secrets
 import shutil
-import sys
 from pathlib import Path
 from typing import NoReturn
 
 import click
 
 from raw_core.cli._output import EXIT_ERROR, EXIT_USAGE, fail
-from raw_core.errors import RawError, ToolNotFound
+from raw_core.errors import RawError, ToolNotFound, UsageInvalid
 
 __all__ = ["fork"]
 
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 
 
-def _refuse(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    click.echo(f"raw: tools fork: {message}", err=True)
-    sys.exit(code)
+def _refuse(message: str, *, field: str | None = None) -> NoReturn:
+    """A fork raw will not make: ``raw: usage_invalid: message`` and the command's
+    ``--help``, exit 2."""
+    fail(UsageInvalid(message, field=field), as_json=False, exit_code=EXIT_USAGE)
 
 
 def _source(name: str) -> tuple[str, Path]:
@@ -40,7 +40,7 @@ def _source(name: str) -> tuple[str, Path]:
     try:
         identity = parse_identity(text)
     except ValueError as exc:
-        _refuse(str(exc))
+        _refuse(str(exc), field="NAME")
     if identity.source in RESERVED_SOURCES:
         _refuse(
             f"{text} is not a plug-in's tool; fork copies tools that plug-ins ship, such as"
@@ -104,8 +104,8 @@ def fork(name: str, dest: Path | None) -> None:
     tools folder ($XDG_CONFIG_HOME/raw/tools, or ~/.config/raw/tools) and loads as
     local/<folder>. An existing folder is never overwritten.
 
-    Exits 0 when the copy was made, 2 for a usage error (unknown tool, bad or existing
-    destination), 1 when copying failed.
+    Exits 0 when the copy was made, 2 for a usage error (unknown tool, bad, existing or
+    unwritable destination), 1 when the copy does not load.
     """
     from raw_core import ToolLoader, user_tools_dir
     from raw_core.app import SEGMENT_RE
@@ -119,20 +119,25 @@ def fork(name: str, dest: Path | None) -> None:
     if not SEGMENT_RE.fullmatch(new_id):
         _refuse(
             f"the new folder name {new_id!r} is not a valid tool id: use lowercase letters,"
-            " digits, _ and -, starting with a letter"
+            " digits, _ and -, starting with a letter",
+            field="DEST",
         )
     if target.exists() or target.is_symlink():
-        _refuse(f"{target} already exists; choose another destination (nothing was copied)")
+        _refuse(
+            f"{target} already exists; choose another destination (nothing was copied)",
+            field="DEST",
+        )
     try:
         _copy(source, target)
     except OSError as exc:
-        _refuse(f"copying {source} to {target} failed: {exc}", EXIT_ERROR)
+        _refuse(f"cannot copy {source} to {target}: {exc}", field="DEST")
     local_dir = user_tools_dir()
     identity_hint = f"local/{new_id}" if target.parent == local_dir else None
     try:
         tool = ToolLoader().load(target, identity=identity_hint or f"local/{new_id}")
     except RawError as exc:
-        _refuse(f"the copy at {target} does not load: {exc}", EXIT_ERROR)
+        exc.message = f"the copy at {target} does not load: {exc.message}"
+        fail(exc, as_json=False, exit_code=EXIT_ERROR)
     click.echo(f"forked {identity} to {target} (id {new_id!r})")
     if identity_hint is not None:
         click.echo(f"select it as {identity_hint} in an agent's tools.use")
