@@ -90,6 +90,34 @@ def test_the_demo_without_a_terminal_cannot_approve(tmp_path: Path, env: dict[st
     assert (tmp_path / "d" / "project" / "old-output").exists()
 
 
+def test_the_command_the_demo_prints_shows_its_session(tmp_path: Path, env: dict[str, str]) -> None:
+    result = subprocess.run(
+        [RAW, "demo", "--dir", str(tmp_path / "d")],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stderr
+    session_id = result.stderr.split("\nsession ")[-1].split()[0]
+    config = tmp_path / "d" / "raw.json"
+    printed = f"The whole session: raw sessions show {session_id} --config {config}"
+    assert printed in result.stderr.splitlines()
+    command = printed.split(": ", 1)[1].split()
+    assert command[:2] == ["raw", "sessions"]
+    shown = subprocess.run(
+        [RAW, *command[1:], "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    items = json.loads(shown.stdout)["items"]
+    assert any(item["kind"] == "message" for item in items)
+    assert (tmp_path / "d" / "sessions").is_dir()  # the store is in the demo's folder
+
+
 def test_ctrl_c_cancels_a_chat_turn_and_the_session_resumes(
     tmp_path: Path, env: dict[str, str], children: Children
 ) -> None:

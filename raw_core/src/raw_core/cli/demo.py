@@ -8,6 +8,8 @@ model's replies come from a recording, so the demo needs no network and no API k
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import sys
 import tempfile
@@ -48,7 +50,7 @@ def demo(directory: Path | None, as_json: bool) -> None:
         shutil.copytree(
             DEMO_DIR / "project", project, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
         )
-        shutil.copy(DEMO_DIR / "raw.json", root / "raw.json")
+        _write_config(root)
     except OSError as exc:
         usage_failed(f"cannot create the demo project in {root}: {exc.strerror}", as_json=as_json)
     if not as_json:
@@ -62,19 +64,38 @@ def demo(directory: Path | None, as_json: bool) -> None:
         provider = ReplayProvider.from_file(DEMO_DIR / "recording.jsonl", delay=0.02)
     except RawError as exc:
         fail(exc, as_json=as_json)
+    opened: list[str] = []
+    config = root / "raw.json"
     code = one_turn(
         "greet() should greet people by name; test_greet.py shows how. Fix it.",
-        config_path=root / "raw.json",
+        config_path=config,
         agent_name=None,
         cwd=project,
         as_json=as_json,
         provider=provider,
-        store_dir=root / "sessions",
+        opened=opened,
     )
     if not as_json:
+        shown = (
+            f"The whole session: raw sessions show {opened[0]} --config {config}\n"
+            if opened
+            else ""
+        )
         click.echo(
-            f"\nThe project, its config and the session store are in {root}.\n"
+            f"\nThe project, its config and the session store are in {root}.\n{shown}"
             "Next: point raw at a real model (see the README) and run `raw chat`.",
             err=True,
         )
     sys.exit(code)
+
+
+def _write_config(root: Path) -> None:
+    """The demo's config in ``root``, with its sessions stored in ``root/sessions``, so
+    that ``raw sessions show ID --config root/raw.json`` finds the demo's session (a
+    user's config that names the sessions' store takes its place, there as in the turn)."""
+    from raw_core.demo import DEMO_DIR
+
+    data = json.loads((DEMO_DIR / "raw.json").read_text(encoding="utf-8"))
+    store = os.path.abspath(root / "sessions")
+    data["sessions"] = {"backend": {"type": "sqlite", "directory": store}}
+    (root / "raw.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

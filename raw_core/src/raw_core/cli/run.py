@@ -81,9 +81,11 @@ def one_turn(
     session_id: str | None = None,
     provider: Any = None,
     store_dir: Path | None = None,
+    opened: list[str] | None = None,
 ) -> int:
     """Run one turn and render it; the exit code (0 completed, 130 ended by Ctrl-C, 1
-    otherwise). The session id is printed (on stderr) however the turn ended."""
+    otherwise). The session id is printed (on stderr) however the turn ended, and
+    appended to ``opened`` when given."""
     from raw_core.cli._interrupt import CtrlC
     from raw_core.cli._render import TerminalFrontEnd
     from raw_core.cli._terminal import LineReader
@@ -112,6 +114,8 @@ def one_turn(
             max_output_bytes=max_output_bytes,
         ) as session:
             ctrl_c.session_id = session.id
+            if opened is not None:
+                opened.append(session.id)
             await _show_panels(session, front_end)
             try:
                 with ctrl_c.turn() as signal:
