@@ -389,3 +389,30 @@ def test_raw_tools_fork_refusals_are_usage_invalid(env: dict[str, str], tmp_path
     assert first.startswith(f"raw: usage_invalid: {tmp_path / 'taken' / 'bash'} already exists")
     assert second == "  hint: `raw tools fork --help` shows the usage"
     assert not any((tmp_path / "taken" / "bash").iterdir())  # nothing was copied
+
+
+def test_a_turn_that_ends_in_an_error_prints_the_documented_line(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The recording has one reply: the turn's second request fails (provider_error)."""
+    recording = tmp_path / "one.jsonl"
+    call = {"name": "bash", "arguments": {"commands": [{"command": "echo hi"}]}}
+    recording.write_text(json.dumps({"tool_calls": [call]}) + "\n")
+    config = tmp_path / "c.json"
+    config.write_text(
+        json.dumps(
+            {
+                "models": {"m": {"provider": "replay", "model": str(recording)}},
+                "agents": {"a": {"model": "m", "tools": {"use": ["builtin/bash"]}}},
+            }
+        )
+    )
+    result = raw(env, "run", "hi", "--config", str(config), "--cwd", str(tmp_path))
+    assert result.returncode == 1, result.stderr
+    ended, session = result.stderr.splitlines()[-2:]
+    assert ended.startswith("turn ended: error after 2 request(s): provider_error: ")
+    assert session.startswith("session ")
+    page = (Path(__file__).parents[2] / "docs" / "reference" / "cli.md").read_text()
+    documented = " ".join(page.split())  # the form, as the page states it
+    assert "`turn ended: REASON after N request(s)`" in documented
+    assert "`turn ended: error after 1 request(s): auth_failed: ...`, exit 1" in documented
