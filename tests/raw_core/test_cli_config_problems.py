@@ -40,6 +40,14 @@ def test_init_into_a_file_is_not_config_exists(tmp_path: Path, target: str) -> N
     assert (tmp_path / "taken").read_text(encoding="utf-8") == "a file, not a folder"
 
 
+def test_init_onto_a_folder_is_not_config_exists(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    result = run_raw(tmp_path, "config", "init", "folder")
+    assert result.returncode == 2
+    assert result.stderr.startswith("raw: usage_invalid: folder is a folder; "), result.stderr
+    assert list((tmp_path / "folder").iterdir()) == []
+
+
 def test_init_over_a_file_is_config_exists(tmp_path: Path) -> None:
     (tmp_path / "raw.json").write_text("{}", encoding="utf-8")
     result = run_raw(tmp_path, "config", "init", "raw.json")

@@ -27,7 +27,10 @@ _BY_CODE = {
 def hint(error: RawError, *, command: str | None = None) -> str | None:
     """The hint for ``error`` (``command``: the command line's command, for --help)."""
     if error.code == "config_not_found" and error.context.get("layer") == "managed":
-        return "the managed config is an administrator's: fix the file, or unset RAW_MANAGED_CONFIG"
+        named_by = error.context.get("named_by")
+        if isinstance(named_by, str):
+            return f"the managed config is an administrator's: fix the file, or unset {named_by}"
+        return "the managed config is an administrator's: ask them to fix the file"
     env = error.context.get("env")
     if error.code in ("config_invalid", "var_unavailable") and isinstance(env, str):
         where = f" or change {error.field} in the config" if error.field else ""

@@ -156,6 +156,15 @@ def init(path: Path | None) -> None:
         with open(target, "x", encoding="utf-8") as handle:
             handle.write(text)
     except FileExistsError:
+        if target.is_dir():  # no config file to keep: PATH names a folder
+            fail(
+                UsageInvalid(
+                    f"{target} is a folder; give raw config init the path of a file to write",
+                    path=str(target),
+                ),
+                as_json=False,
+                command="raw config init",
+            )
         fail(
             ConfigExists(
                 f"{target} exists; raw config init never overwrites a file", path=str(target)

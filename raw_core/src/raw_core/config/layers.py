@@ -173,6 +173,7 @@ def _check_file(
 
 def _load_managed(path: Path) -> Config:
     """A managed config: ``{"rules": [...]}`` and nothing else."""
+    named_by = MANAGED_CONFIG_ENV if path != SYSTEM_MANAGED_CONFIG else None
     try:
         text = path.read_bytes()
     except FileNotFoundError:
@@ -181,10 +182,14 @@ def _load_managed(path: Path) -> Config:
             f" {SYSTEM_MANAGED_CONFIG})",
             path=str(path),
             layer="managed",
+            named_by=named_by,
         ) from None
     except OSError as exc:
         raise ConfigNotFound(
-            f"cannot read {path}: {exc.strerror}", path=str(path), layer="managed"
+            f"cannot read {path}: {exc.strerror}",
+            path=str(path),
+            layer="managed",
+            named_by=named_by,
         ) from None
     try:
         data = loads_strict(text, max_bytes=MAX_CONFIG_BYTES)
