@@ -41,9 +41,8 @@ if TYPE_CHECKING:
         ToolsConfig,
         VarDefinition,
         VarSource,
-        load_config,
-        parse_config,
     )
+    from raw_core.config._reading import load_config, parse_config
     from raw_core.config.layers import (
         MANAGED_CONFIG_ENV,
         SYSTEM_MANAGED_CONFIG,
@@ -88,10 +87,10 @@ _EXPORTS: dict[str, str] = {
     "VarSource": "raw_core.config._model",
     "compose_layers": "raw_core.config.layers",
     "find_layers": "raw_core.config.layers",
-    "load_config": "raw_core.config._model",
+    "load_config": "raw_core.config._reading",
     "load_layers": "raw_core.config.layers",
     "managed_config_path": "raw_core.config.layers",
-    "parse_config": "raw_core.config._model",
+    "parse_config": "raw_core.config._reading",
 }
 
 

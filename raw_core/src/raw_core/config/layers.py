@@ -36,11 +36,8 @@ from raw_core.config._model import (
     Floor,
     SessionsConfig,
     VarDefinition,
-    check_config,
-    load_config,
-    parse_config,
-    read_config_bytes,
 )
+from raw_core.config._reading import check_config, load_config, parse_config, read_config_bytes
 from raw_core.config.discovery import no_config, trusted_project_config, user_config_path
 from raw_core.errors import ConfigInvalid, ConfigNotFound, RawError
 
