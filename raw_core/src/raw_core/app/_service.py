@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from raw_core.app._reads import StoreReads
 from raw_core.errors import ConfigNotFound
 
 # Everything else is imported when first used: importing this module (what a front end
@@ -15,7 +16,6 @@ from raw_core.errors import ConfigNotFound
 # explanations need is imported by them, so that a
 # command that only lists sessions starts fast (no schema compiler, RE2 or loop).
 if TYPE_CHECKING:
-    from datetime import datetime
     from pathlib import Path
 
     from raw_core.agent import Agent
@@ -33,11 +33,9 @@ if TYPE_CHECKING:
     from raw_core.runtime.frontend import FrontEnd
     from raw_core.runtime.panels import PanelActionResult
     from raw_core.sessions.backend import (
-        DisplayPage,
         PanelUpdate,
         PendingRequest,
         SessionBackend,
-        SessionInfo,
     )
     from raw_core.tools.calls import CancellationSignal
     from raw_core.tools.loader import ToolLoader
@@ -46,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["App"]
 
 
-class App:
+class App(StoreReads):
     """The session service: one config, one plug-in host, one session backend, and every
     operation a front end needs. Make one with :meth:`open`::
 
@@ -373,50 +371,6 @@ class App:
             return await session.compact(signal=signal)
         async with self.open_session(session_id, agent=agent, front_end=front_end) as opened:
             return await opened.compact(signal=signal)
-
-    async def pending_requests(self, session_id: str) -> tuple[PendingRequest, ...]:
-        """The session's requests that wait for an answer (approvals and interactions,
-        each with its id, kind, what to show and deadline), oldest first."""
-        return await (await self.backend()).list_requests(session_id, pending_only=True)
-
-    async def list_sessions(self, *, limit: int | None = None) -> tuple[SessionInfo, ...]:
-        """Sessions, most recent activity first."""
-        return await (await self.backend()).list_sessions(limit=limit)
-
-    async def session_info(self, session_id: str) -> SessionInfo:
-        """One session's title, times and working directory."""
-        return await (await self.backend()).info(session_id)
-
-    async def page(
-        self,
-        session_id: str,
-        cursor: str | None = None,
-        *,
-        limit: int = 100,
-        newest_first: bool = False,
-    ) -> DisplayPage:
-        """A page of the session's display history (what the user saw)."""
-        return await (await self.backend()).page(
-            session_id, cursor, limit=limit, newest_first=newest_first
-        )
-
-    async def tail_cursor(self, session_id: str) -> str:
-        """A cursor after the session's last item: :meth:`follow` from it gets only what
-        comes next (show the newest page, then follow the live session)."""
-        return await (await self.backend()).tail_cursor(session_id)
-
-    async def follow(self, session_id: str, cursor: str, *, limit: int = 100) -> DisplayPage:
-        """The next page after ``cursor`` as soon as the session grows (a turn another front
-        end runs, in this process or another); bound it with ``anyio.move_on_after``."""
-        return await (await self.backend()).wait_for_items(session_id, cursor, limit=limit)
-
-    async def delete_session(self, session_id: str) -> None:
-        """Delete a session and its history; ``session_locked`` while it is open."""
-        await (await self.backend()).delete(session_id)
-
-    async def prune(self, now: datetime | None = None) -> tuple[str, ...]:
-        """Delete the expired sessions; their ids."""
-        return await (await self.backend()).prune(now)
 
     # --- tools ---------------------------------------------------------------------------
 
