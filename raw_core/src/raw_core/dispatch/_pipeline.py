@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
+from raw_core.dispatch._context import CallContext
 from raw_core.dispatch._daemon import call_in_daemon
 from raw_core.dispatch._effects import DEFAULT_EFFECTS_TIMEOUT, describe
 from raw_core.dispatch._panel_notes import call_note, with_panels
@@ -74,15 +75,15 @@ from raw_core.tools.calls import (
     ApprovalRequest,
     CallInfo,
     CancellationSignal,
+    Middleware,
     SkillReader,
     ToolCall,
-    ToolContext,
     VarReader,
     Verdict,
 )
-from raw_core.tools.interactions import CallInteractions, InteractionCallback
+from raw_core.tools.interactions import InteractionCallback
 from raw_core.tools.loader import LoadedTool
-from raw_core.tools.panels import CallPanels, PanelBoard, has_panel_blocks
+from raw_core.tools.panels import PanelBoard, has_panel_blocks
 from raw_core.tools.registry import Registry
 from raw_core.tools.resources import SessionResources
 from raw_core.tools.results import (
@@ -204,14 +205,16 @@ class Dispatcher:
         effects: Any = None
         tool: LoadedTool | None = None
         arguments: Any = None
-        panels: CallPanels | None = None
+        context: CallContext | None = None
         try:
             if signal.cancelled:
                 raise Cancelled("the call was cancelled before it started")
             tool = self.select(call.name)
-            prepared = await self.prepare(tool, call, signal)
-            arguments, effects = prepared.arguments, prepared.effects
-            panels = prepared.context.panels
+            prepared = self._prepared(tool, call, signal)
+            context = prepared.context
+            arguments = prepared.arguments
+            if tool.describe_effects is not None:
+                effects = prepared.effects = await self._effects(prepared)
             verdict = self._decide(tool, arguments, effects)
             # Hooks, approval and middlewares receive the frozen values; a dict can still be
             # changed through dict's own methods, so check nothing did before each use.
@@ -226,13 +229,18 @@ class Dispatcher:
                     wait=lambda answer, limit: guard(signal, limit, answer),
                 )
                 check_sealed(sealed, arguments, effects, "a check hook")
-            chosen = self._hooks_for("PreToolUse", tool.identity, arguments, effects)
+            hooks = self.hooks
+            chosen = (
+                hooks.for_call("PreToolUse", tool.identity, arguments, effects)
+                if hooks is not None
+                else ()
+            )
             if chosen:
-                assert self.hooks is not None
+                assert hooks is not None
                 verdict = await guard(
                     signal,
                     None,
-                    pre_tool_use(self.hooks, chosen, prepared.info, verdict, self._hook_context()),
+                    pre_tool_use(hooks, chosen, prepared.info, verdict, self._hook_context()),
                 )
             if verdict.decision == "ask":
                 await self._approve(prepared.info, verdict, signal)
@@ -241,20 +249,20 @@ class Dispatcher:
             # Only after a handler returned: not for a batch stopped at its time limit or
             # cancelled, whose rows are the dispatcher's report of a call that did not end.
             chosen = (
-                self._hooks_for("PostToolUse", tool.identity, arguments, effects)
-                if returned
+                hooks.for_call("PostToolUse", tool.identity, arguments, effects)
+                if hooks is not None and returned
                 else ()
             )
             if chosen:
-                assert self.hooks is not None
+                assert hooks is not None
                 # The hooks see the result without its panel blocks; their lines and the
                 # result share what the panel note leaves of the cap.
-                room = self.max_output_bytes - len(self._note(panels).encode())
+                room = self.max_output_bytes - len(self._note(context).encode())
                 result = await guard(
                     signal,
                     None,
                     post_tool_use(
-                        self.hooks,
+                        hooks,
                         chosen,
                         prepared.info,
                         result,
@@ -270,17 +278,15 @@ class Dispatcher:
                 HandlerError(f"the call failed inside raw: {type(exc).__name__}: {exc}"),
                 effects=effects,
             )
-        note = ""
-        updated = False
-        if panels is not None:
-            updated = bool(panels.end())
-            note = self._note(panels)
-        # an error's text meets the cap too (a result's content already has)
-        if result.is_error:
-            result = result.capped(self.max_output_bytes - len(note.encode()))
-        if updated:
-            assert panels is not None
-            result = with_panels(result, panels, note)
+        panels = context.end() if context is not None else None
+        if panels is not None:  # made: the handler used its panels
+            note = call_note(panels, self.max_output_bytes)
+            if result.is_error:  # an error's text meets the cap too (content already has)
+                result = result.capped(self.max_output_bytes - len(note.encode()))
+            if panels.updates:
+                result = with_panels(result, panels, note)
+        elif result.is_error:
+            result = result.capped(self.max_output_bytes)
         return CallOutcome(
             call=call,
             identity=tool.identity if tool is not None else None,
@@ -288,8 +294,10 @@ class Dispatcher:
             result=result,
         )
 
-    def _note(self, panels: CallPanels | None) -> str:
-        return call_note(panels, self.max_output_bytes)
+    def _note(self, context: CallContext | None) -> str:
+        """The model's note of the call's panel updates (empty for none)."""
+        panels = context.made_panels() if context is not None else None
+        return call_note(panels, self.max_output_bytes) if panels is not None else ""
 
     async def prepare(
         self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal | None = None
@@ -299,38 +307,41 @@ class Dispatcher:
         ``invalid_arguments``, ``effects_invalid`` (also when a descriptor outside raw
         runs past ``effects_timeout``) or ``cancelled``. A turn, ``raw tools call`` and
         ``raw policy explain`` all prepare calls here."""
+        prepared = self._prepared(
+            tool, call, signal if signal is not None else CancellationSignal()
+        )
+        if tool.describe_effects is not None:
+            prepared.effects = await self._effects(prepared)
+        return prepared
+
+    def _prepared(
+        self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal
+    ) -> PreparedCall:
+        """Step 2, and the call's context: a :class:`PreparedCall` without its effects."""
         arguments = parsed_arguments(tool, call.arguments, self.max_argument_bytes)
-        signal = signal if signal is not None else CancellationSignal()
-        context = ToolContext(
-            cwd=self.cwd,
+        context = CallContext(
+            tool=tool,
             tool_call_id=call.id,
-            identity=tool.identity,
+            cwd=self.cwd,
             max_output_bytes=self.max_output_bytes,
             signal=signal,
             vars=self.vars,
             skills=self.skills,
-            panels=CallPanels(
-                self.panels,
-                identity=tool.identity,
-                declarations=tool.manifest.panels,
-                tool_call_id=call.id,
-            ),
             resources=self.resources,
-            interactions=CallInteractions(
-                self.interactions,
-                identity=tool.identity,
-                tool_call_id=call.id,
-                declarations=tool.manifest.panels,
-                signal=signal,
-            ),
+            board=self.panels,
+            ask=self.interactions,
         )
-        effects = None
-        if tool.describe_effects is not None:
-            effects = await describe(
-                tool, arguments, context, limit=self.effects_timeout, signal=signal
-            )
-        return PreparedCall(
-            tool=tool, call=call, arguments=arguments, effects=effects, context=context
+        return PreparedCall(tool=tool, call=call, arguments=arguments, context=context)
+
+    async def _effects(self, prepared: PreparedCall) -> Any:
+        """Step 3: the call's intended effects, validated."""
+        context = prepared.context
+        return await describe(
+            prepared.tool,
+            prepared.arguments,
+            context,
+            limit=self.effects_timeout,
+            signal=context.signal,
         )
 
     def select(self, name: str) -> LoadedTool:
@@ -341,15 +352,6 @@ class Dispatcher:
         tool = self.registry.by_name(name)
         self.policy.check_exposed(tool.identity)
         return tool
-
-    def _hooks_for(
-        self, event: str, identity: str, arguments: Any, effects: Any
-    ) -> tuple[LoadedHook, ...]:
-        """The command hooks subscribed to this call at ``event`` (none: nothing starts)."""
-        hooks = self.hooks
-        if hooks is None:
-            return ()
-        return hooks.for_call(event, identity, arguments, effects)
 
     def _hook_context(self) -> HookContext:
         return HookContext(session_id=self.session_id, cwd=self.cwd)
@@ -402,57 +404,24 @@ class Dispatcher:
     ) -> tuple[ToolResult, bool]:
         """Step 7: the result, and whether the handler returned it (``False``: a batch
         stopped at its time limit or cancelled, reported with the rows it finished)."""
-        tool, context = prepared.tool, prepared.context
-        arguments, effects = prepared.arguments, prepared.effects
+        context, effects = prepared.context, prepared.effects
         middlewares = collect_middlewares(self.host, prepared.info) if self.host is not None else []
-
-        started = False
-
-        async def call_handler() -> Any:
-            nonlocal started
-            if sealed and middlewares:  # checked already after the hooks and approval
-                check_sealed(sealed, arguments, effects, "a call middleware")
-            started = True
-            try:
-                if self._is_async(tool):
-                    returned = await tool.handler(arguments, context)
-                else:
-                    returned = await call_in_daemon(
-                        tool.handler, arguments, context, name=f"raw handler {tool.identity}"
-                    )
-                    if inspect.isawaitable(returned):
-                        returned = await returned
-            except RawError:
-                raise
-            except Exception as exc:
-                raise HandlerError(
-                    f"{tool.identity} raised {type(exc).__name__}: {exc}", tool=tool.identity
-                ) from exc
-            # Panel blocks leave the result here, before any middleware (or the cap, the
-            # providers and the history) sees it.
-            if panels is not None and has_panel_blocks(returned):
-                return await panels.take_blocks(returned)
-            return returned
-
-        panels = context.panels
-        invoke: Callable[[], Awaitable[Any]] = call_handler
-        if middlewares:
-            # Each middleware reads the result so far as a ToolResult, whatever returned it,
-            # under what the call's panel note leaves of the cap (known once the handler ran).
-            def normalise(returned: Any) -> ToolResult:
-                room = self.max_output_bytes - len(self._note(panels).encode())
-                return result_of(returned, effects, room)
-
-            info = prepared.info
-            for name, middleware in reversed(middlewares):
-                invoke = wrap_middleware(middleware, name, info, invoke, normalise, lambda: started)
         try:
-            clock = context.interactions.clock if context.interactions is not None else None
-            returned = await guard(signal, self.handler_timeout, invoke(), clock)
+            returned = await guard(
+                signal,
+                self.handler_timeout,
+                self._through(middlewares, prepared, sealed)
+                if middlewares
+                else self._handler(prepared),
+                context,
+            )
         except (Timeout, Cancelled) as error:  # a batch still reports the rows it finished
+            progress = context.made_progress()
+            if progress is None:
+                raise
             stopped = stopped_batch(
                 error,
-                context.progress,
+                progress,
                 limit=self.handler_timeout,
                 effects=effects,
                 max_output_bytes=self.max_output_bytes,
@@ -460,5 +429,55 @@ class Dispatcher:
             if stopped is None:
                 raise
             return stopped, False
-        room = self.max_output_bytes - len(self._note(panels).encode())
+        room = self.max_output_bytes - len(self._note(context).encode())
         return result_of(returned, effects, room), True
+
+    async def _handler(self, prepared: PreparedCall) -> Any:
+        """The handler's run: what it returned, its panel blocks taken out (before any
+        middleware, the cap, the providers or the history sees them); whatever it raised
+        but a :class:`RawError` as ``handler_error``."""
+        tool, arguments, context = prepared.tool, prepared.arguments, prepared.context
+        try:
+            if self._is_async(tool):
+                returned = await tool.handler(arguments, context)
+            else:
+                returned = await call_in_daemon(
+                    tool.handler, arguments, context, name=f"raw handler {tool.identity}"
+                )
+                if inspect.isawaitable(returned):
+                    returned = await returned
+        except RawError:
+            raise
+        except Exception as exc:
+            raise HandlerError(
+                f"{tool.identity} raised {type(exc).__name__}: {exc}", tool=tool.identity
+            ) from exc
+        if has_panel_blocks(returned):
+            return await context.panels.take_blocks(returned)
+        return returned
+
+    def _through(
+        self, middlewares: Sequence[tuple[str, Middleware]], prepared: PreparedCall, sealed: str
+    ) -> Awaitable[Any]:
+        """The handler's run inside the plug-ins' call middlewares, outermost first."""
+        context, arguments, effects = prepared.context, prepared.arguments, prepared.effects
+        started = False
+
+        async def call_handler() -> Any:
+            nonlocal started
+            if sealed:  # checked already after the hooks and approval
+                check_sealed(sealed, arguments, effects, "a call middleware")
+            started = True
+            return await self._handler(prepared)
+
+        # Each middleware reads the result so far as a ToolResult, whatever returned it,
+        # under what the call's panel note leaves of the cap (known once the handler ran).
+        def normalise(returned: Any) -> ToolResult:
+            room = self.max_output_bytes - len(self._note(context).encode())
+            return result_of(returned, effects, room)
+
+        invoke: Callable[[], Awaitable[Any]] = call_handler
+        info = prepared.info
+        for name, middleware in reversed(middlewares):
+            invoke = wrap_middleware(middleware, name, info, invoke, normalise, lambda: started)
+        return invoke()
