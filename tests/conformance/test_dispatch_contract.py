@@ -160,6 +160,28 @@ async def test_hooks_approval_and_handler_see_the_same_frozen_arguments(
     assert json.dumps(handler_args) == '{"paths": ["a.txt", "b.txt"]}'
 
 
+CONTEXT_TOOL = """
+def handler(args, context):
+    refused = []
+    for name in ("cwd", "signal", "progress", "panels", "interactions", "vars", "other"):
+        try:
+            setattr(context, name, None)
+        except AttributeError:
+            refused.append(name)
+    return {"content": [{"type": "text", "text": ",".join(refused) + " " + context.cwd}]}
+"""
+
+
+async def test_a_handler_cannot_replace_what_its_context_holds(
+    tmp_path: Path, make_tool: Any
+) -> None:
+    """The dispatcher reads the call's progress and panels after the handler: a handler
+    cannot swap them (or anything else its context holds), nor add attributes."""
+    dispatcher, _ = setup(tmp_path, make_tool, code=CONTEXT_TOOL)
+    result = await dispatcher.dispatch(CALL)
+    assert result.text() == f"cwd,signal,progress,panels,interactions,vars,other {tmp_path}"
+
+
 async def test_the_approval_request_has_the_spec_fields(tmp_path: Path, make_tool: Any) -> None:
     requests: list[ApprovalRequest] = []
 

@@ -62,8 +62,8 @@ FORM: dict[str, Any] = {
     ]
 }
 
-# Asks, then works ``after`` seconds (in small steps, so a call stopped at its time limit
-# ends soon), and returns the answer's values as JSON.
+# Works ``before`` seconds, asks, then works ``after`` seconds, and returns the answer's
+# values as JSON.
 ASK = """
 import json
 
@@ -71,6 +71,7 @@ import anyio
 
 
 async def handler(args, context):
+    await anyio.sleep(args.get("before", 0))
     answer = await context.interactions.request(
         panel=args.get("panel", "question"),
         document=args["document"],
@@ -509,6 +510,22 @@ async def test_the_handler_time_limit_is_paused_while_a_request_is_pending(
     paused, resumed = results
     assert paused.status == "ok", _text(paused)
     assert resumed.error_code == "timeout"
+
+
+async def test_a_request_made_after_the_handler_first_waited_pauses_the_limit_too(
+    project: Path,
+) -> None:
+    """The handler waits before it asks, so its time limit is already running when it
+    first reads ``context.interactions``: the pending request still pauses it."""
+
+    async def slow_person(request: Any) -> dict[str, Any]:
+        await anyio.sleep(0.6)  # longer than the handler's whole limit
+        return {"name": "Ada", "parts": ["a"]}
+
+    calls = [("ask", {"document": FORM, "before": 0.05, "after": 0.05})]
+    results, _, _, _ = await _turn(project, calls, CallbackFrontEnd(interact=slow_person))
+    (paused,) = results
+    assert paused.status == "ok", _text(paused)
 
 
 async def test_a_lone_call_asks_too_and_a_decline_message_reaches_the_model(

@@ -511,6 +511,17 @@ async def test_each_error_code(project: Project) -> None:
     # panel_too_large, panel_rate_limited and panel_limit: the limit tests above
 
 
+async def test_a_context_kept_past_its_call_refuses_panels_it_never_used(
+    project: Project,
+) -> None:
+    """The call's ``context.panels`` was never read while it ran; read after the call
+    ended, it refuses every use all the same."""
+    async with project.app() as app:
+        sid, _ = await project.turn(app, [("board", {"stash": True})])
+        _, (later,) = await project.turn(app, [("board", {"use_stash": True})], sid)
+    assert report(later) == ["panel_closed_context", "panel_closed_context"]
+
+
 async def test_a_rejected_result_block_never_fails_the_tool(project: Project) -> None:
     steps = [
         {

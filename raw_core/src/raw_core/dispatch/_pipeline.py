@@ -62,7 +62,7 @@ from raw_core.errors import (
     Timeout,
 )
 from raw_core.frozen import fingerprint
-from raw_core.hooks import HookContext, HookSet, LoadedHook, post_tool_use, pre_tool_use
+from raw_core.hooks import HookContext, HookSet, post_tool_use, pre_tool_use
 from raw_core.plugins import PluginHost
 from raw_core.plugins.hooks import (
     DEFAULT_HOOK_TIMEOUT,
@@ -257,7 +257,7 @@ class Dispatcher:
                 assert hooks is not None
                 # The hooks see the result without its panel blocks; their lines and the
                 # result share what the panel note leaves of the cap.
-                room = self.max_output_bytes - len(self._note(context).encode())
+                room = self._room(context)
                 result = await guard(
                     signal,
                     None,
@@ -294,10 +294,13 @@ class Dispatcher:
             result=result,
         )
 
-    def _note(self, context: CallContext | None) -> str:
-        """The model's note of the call's panel updates (empty for none)."""
-        panels = context.made_panels() if context is not None else None
-        return call_note(panels, self.max_output_bytes) if panels is not None else ""
+    def _room(self, context: CallContext) -> int:
+        """What the call's panel note leaves of the result cap, in bytes (all of it when
+        the handler made no panel update)."""
+        panels = context.made_panels()
+        if panels is None:
+            return self.max_output_bytes
+        return self.max_output_bytes - len(call_note(panels, self.max_output_bytes).encode())
 
     async def prepare(
         self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal | None = None
@@ -404,17 +407,22 @@ class Dispatcher:
     ) -> tuple[ToolResult, bool]:
         """Step 7: the result, and whether the handler returned it (``False``: a batch
         stopped at its time limit or cancelled, reported with the rows it finished)."""
-        context, effects = prepared.context, prepared.effects
+        tool, context, effects = prepared.tool, prepared.context, prepared.effects
         middlewares = collect_middlewares(self.host, prepared.info) if self.host is not None else []
         try:
-            returned = await guard(
-                signal,
-                self.handler_timeout,
-                self._through(middlewares, prepared, sealed)
-                if middlewares
-                else self._handler(prepared),
-                context,
-            )
+            try:
+                returned = await guard(
+                    signal,
+                    self.handler_timeout,
+                    self._through(middlewares, prepared, sealed)
+                    if middlewares
+                    else self._handler(tool, prepared.arguments, context),
+                    context,
+                )
+            except RawError:
+                raise
+            except Exception as exc:  # the handler's own (a middleware's are RawErrors)
+                raise _handler_error(tool, exc) from exc
         except (Timeout, Cancelled) as error:  # a batch still reports the rows it finished
             progress = context.made_progress()
             if progress is None:
@@ -429,38 +437,37 @@ class Dispatcher:
             if stopped is None:
                 raise
             return stopped, False
-        room = self.max_output_bytes - len(self._note(context).encode())
+        if not middlewares and has_panel_blocks(returned):
+            returned = await guard(signal, None, context.panels.take_blocks(returned))
+        room = self._room(context)
         return result_of(returned, effects, room), True
 
-    async def _handler(self, prepared: PreparedCall) -> Any:
-        """The handler's run: what it returned, its panel blocks taken out (before any
-        middleware, the cap, the providers or the history sees them); whatever it raised
-        but a :class:`RawError` as ``handler_error``."""
-        tool, arguments, context = prepared.tool, prepared.arguments, prepared.context
-        try:
-            if self._is_async(tool):
-                returned = await tool.handler(arguments, context)
-            else:
-                returned = await call_in_daemon(
-                    tool.handler, arguments, context, name=f"raw handler {tool.identity}"
-                )
-                if inspect.isawaitable(returned):
-                    returned = await returned
-        except RawError:
-            raise
-        except Exception as exc:
-            raise HandlerError(
-                f"{tool.identity} raised {type(exc).__name__}: {exc}", tool=tool.identity
-            ) from exc
-        if has_panel_blocks(returned):
-            return await context.panels.take_blocks(returned)
+    def _handler(self, tool: LoadedTool, arguments: Any, context: CallContext) -> Awaitable[Any]:
+        """The handler's run, to await: an ``async def`` handler's own coroutine (the
+        common call: no coroutine of raw's around it), a plain one's in a worker thread.
+        What it raises is the handler's."""
+        if self._is_async(tool):
+            return tool.handler(arguments, context)  # type: ignore[no-any-return]
+        return self._in_thread(tool, arguments, context)
+
+    async def _in_thread(self, tool: LoadedTool, arguments: Any, context: CallContext) -> Any:
+        """A plain ``def`` handler's run in a worker thread (and what it returned, awaited,
+        when that is awaitable)."""
+        returned = await call_in_daemon(
+            tool.handler, arguments, context, name=f"raw handler {tool.identity}"
+        )
+        if inspect.isawaitable(returned):
+            returned = await returned
         return returned
 
     def _through(
         self, middlewares: Sequence[tuple[str, Middleware]], prepared: PreparedCall, sealed: str
     ) -> Awaitable[Any]:
-        """The handler's run inside the plug-ins' call middlewares, outermost first."""
-        context, arguments, effects = prepared.context, prepared.arguments, prepared.effects
+        """The handler's run inside the plug-ins' call middlewares, outermost first. Each
+        ``call_next`` hands back the handler's result without its panel blocks, and what
+        the handler raised as ``handler_error``."""
+        tool, context = prepared.tool, prepared.context
+        arguments, effects = prepared.arguments, prepared.effects
         started = False
 
         async def call_handler() -> Any:
@@ -468,12 +475,20 @@ class Dispatcher:
             if sealed:  # checked already after the hooks and approval
                 check_sealed(sealed, arguments, effects, "a call middleware")
             started = True
-            return await self._handler(prepared)
+            try:
+                returned = await self._handler(tool, arguments, context)
+            except RawError:
+                raise
+            except Exception as exc:
+                raise _handler_error(tool, exc) from exc
+            if has_panel_blocks(returned):
+                return await context.panels.take_blocks(returned)
+            return returned
 
         # Each middleware reads the result so far as a ToolResult, whatever returned it,
         # under what the call's panel note leaves of the cap (known once the handler ran).
         def normalise(returned: Any) -> ToolResult:
-            room = self.max_output_bytes - len(self._note(context).encode())
+            room = self._room(context)
             return result_of(returned, effects, room)
 
         invoke: Callable[[], Awaitable[Any]] = call_handler
@@ -481,3 +496,8 @@ class Dispatcher:
         for name, middleware in reversed(middlewares):
             invoke = wrap_middleware(middleware, name, info, invoke, normalise, lambda: started)
         return invoke()
+
+
+def _handler_error(tool: LoadedTool, exc: Exception) -> HandlerError:
+    """What a handler raised (not a :class:`RawError`), as ``handler_error``."""
+    return HandlerError(f"{tool.identity} raised {type(exc).__name__}: {exc}", tool=tool.identity)

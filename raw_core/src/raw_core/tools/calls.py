@@ -11,6 +11,7 @@ what the runtime hooks return, so that mypy checks tool and plug-in code against
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias
@@ -176,7 +177,6 @@ class SkillReader(Protocol):
         ...
 
 
-@attrs.frozen(kw_only=True)
 class ToolContext:
     """What a handler and ``describe_effects`` receive beside the arguments: the session's
     working directory, the call's id, identity and result cap, its cancellation signal, and
@@ -191,19 +191,124 @@ class ToolContext:
     context.interactions.request(panel=..., document=...)``). Both are None only where no
     dispatcher made the context. ``resources`` is what tools keep for the length of the
     session (:class:`~raw_core.tools.resources.SessionResources`, closed when it ends);
-    None where the caller keeps none (a dispatcher built without one)."""
+    None where the caller keeps none (a dispatcher built without one).
 
-    cwd: str
-    tool_call_id: str
-    identity: str
-    max_output_bytes: int
-    signal: CancellationSignal
-    vars: VarReader | None = None
-    skills: SkillReader | None = None
-    progress: BatchProgress = attrs.field(factory=BatchProgress)
-    panels: CallPanels | None = None
-    resources: SessionResources | None = None
-    interactions: CallInteractions | None = None
+    Read-only: every attribute is a property without a setter. A plain slotted class, not
+    an attrs one, because one is made for every call (the dispatcher's own makes
+    ``progress``, ``panels`` and ``interactions`` only when the handler first reads them).
+    """
+
+    __slots__ = (
+        "_cwd",
+        "_identity",
+        "_interactions",
+        "_max_output_bytes",
+        "_panels",
+        "_progress",
+        "_resources",
+        "_signal",
+        "_skills",
+        "_tool_call_id",
+        "_vars",
+    )
+
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        tool_call_id: str,
+        identity: str,
+        max_output_bytes: int,
+        signal: CancellationSignal,
+        vars: VarReader | None = None,
+        skills: SkillReader | None = None,
+        progress: BatchProgress | None = None,
+        panels: CallPanels | None = None,
+        resources: SessionResources | None = None,
+        interactions: CallInteractions | None = None,
+    ) -> None:
+        self._cwd = cwd
+        self._tool_call_id = tool_call_id
+        self._identity = identity
+        self._max_output_bytes = max_output_bytes
+        self._signal = signal
+        self._vars = vars
+        self._skills = skills
+        self._progress = progress
+        self._panels = panels
+        self._resources = resources
+        self._interactions = interactions
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolContext(cwd={self._cwd!r}, tool_call_id={self._tool_call_id!r},"
+            f" identity={self._identity!r})"
+        )
+
+    @property
+    def cwd(self) -> str:
+        """The session's working directory (absolute)."""
+        return self._cwd
+
+    @property
+    def tool_call_id(self) -> str:
+        """The id of the call, as the model gave it."""
+        return self._tool_call_id
+
+    @property
+    def identity(self) -> str:
+        """The called tool's identity."""
+        return self._identity
+
+    @property
+    def max_output_bytes(self) -> int:
+        """The result cap, in UTF-8 bytes of what the model reads."""
+        return self._max_output_bytes
+
+    @property
+    def signal(self) -> CancellationSignal:
+        """The call's cancellation signal."""
+        return self._signal
+
+    @property
+    def vars(self) -> VarReader | None:
+        """The agent's variables, or None."""
+        return self._vars
+
+    @property
+    def skills(self) -> SkillReader | None:
+        """The agent's skills, or None."""
+        return self._skills
+
+    @property
+    def resources(self) -> SessionResources | None:
+        """What tools keep for the session's length, or None."""
+        return self._resources
+
+    @property
+    def progress(self) -> BatchProgress:
+        """Where a batch handler announces its entries (made on first use)."""
+        progress = self._progress
+        if progress is None:
+            with _MAKING:  # a sync handler reads it from a worker thread
+                progress = self._progress
+                if progress is None:
+                    progress = self._progress = BatchProgress()
+        return progress
+
+    @property
+    def panels(self) -> CallPanels | None:
+        """The call's view of its tool's panels, or None."""
+        return self._panels
+
+    @property
+    def interactions(self) -> CallInteractions | None:
+        """Where the handler asks the user, or None."""
+        return self._interactions
+
+
+_MAKING: Final = threading.Lock()
+"""Held while a context makes a part on first use, so that two threads share one."""
 
 
 @attrs.frozen(kw_only=True)
