@@ -350,3 +350,61 @@ def test_loaded_tool_keeps_the_schema_as_written(make_tool: Any, tmp_path: Path)
     tool.input_validator.validate({"t": ["a"]})
     with pytest.raises(SchemaValidationError):
         tool.input_validator.validate({"t": [1]})
+
+
+def _verdict(schema: dict[str, Any], value: Any) -> tuple[str, str] | None:
+    try:
+        validator(schema).validate(value)
+    except SchemaValidationError as exc:
+        return (exc.path, exc.message)
+    return None
+
+
+ARRAY_AND_OBJECT_RULES: list[tuple[dict[str, Any], list[str]]] = [
+    ({"const": [1, [2, {"a": [3]}]]}, ['[1, [2, {"a": [3]}]]', '[1, [2, {"a": [4]}]]', "[1]"]),
+    ({"enum": [[1, 2], {"k": [True]}, "x"]}, ["[1, 2]", '{"k": [true]}', '{"k": [1]}', "[2, 1]"]),
+    (
+        {"type": "array", "uniqueItems": True},
+        ["[[1], [1]]", "[[1], [2]]", '[{"a": [1]}, {"a": [1]}]'],
+    ),
+    (
+        {"type": "array", "items": [{"type": "string"}], "additionalItems": False},
+        ['["a"]', '["a", 1]'],
+    ),
+    (
+        {"$schema": D2020, "type": "array", "prefixItems": [{"type": "array"}], "items": False},
+        ["[[]]", "[{}]", "[[], 1]"],
+    ),
+    (
+        {"type": "array", "contains": {"type": "array"}, "minItems": 2},
+        ["[1, []]", "[1, 2]", "[[]]"],
+    ),
+    (
+        {"type": "object", "properties": {"a": {"type": "array"}}, "additionalProperties": False},
+        ['{"a": []}', '{"a": {}}', '{"b": []}'],
+    ),
+    (
+        {"type": "object", "dependencies": {"a": ["b"]}, "required": ["a"]},
+        ['{"a": 1}', '{"a": 1, "b": 2}', "{}"],
+    ),
+    ({"type": ["array", "object"]}, ["[]", "{}", '"x"']),
+]
+
+
+@pytest.mark.parametrize(("schema", "texts"), ARRAY_AND_OBJECT_RULES)
+def test_a_value_read_frozen_gets_the_verdict_of_the_plain_value(
+    schema: dict[str, Any], texts: list[str]
+) -> None:
+    """Step 2 validates the arguments as read frozen (tuples and FrozenDicts): every rule
+    about arrays and objects judges them, and words its failure, as it would the plain
+    value."""
+    from raw_core._json import loads_strict
+
+    draft = {key: value for key, value in schema.items() if key == "$schema"}
+    rule = {key: value for key, value in schema.items() if key != "$schema"}
+    arguments = {**draft, "type": "object", "properties": {"v": rule}}
+    texts = [f'{{"v": {text}}}' for text in texts]
+    verdicts = [_verdict(arguments, loads_strict(text)) for text in texts]
+    assert [_verdict(arguments, loads_strict(text, frozen=True)) for text in texts] == verdicts
+    assert None in verdicts  # a value it accepts
+    assert any(verdict is not None for verdict in verdicts)  # and one it refuses
