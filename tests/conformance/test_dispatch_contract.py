@@ -162,6 +162,9 @@ async def test_hooks_approval_and_handler_see_the_same_frozen_arguments(
 
 CONTEXT_TOOL = """
 def handler(args, context):
+    for klass in type(context).__mro__:  # every slot set: reading one raises otherwise
+        for slot in getattr(klass, "__slots__", ()):
+            getattr(context, slot)
     refused = []
     for name in ("cwd", "signal", "progress", "panels", "interactions", "vars", "other"):
         try:

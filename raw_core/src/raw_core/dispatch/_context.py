@@ -37,7 +37,6 @@ class CallContext(ToolContext):
 
     def __init__(
         self,
-        *,
         tool: LoadedTool,
         tool_call_id: str,
         cwd: str,
@@ -49,16 +48,19 @@ class CallContext(ToolContext):
         board: PanelBoard,
         ask: InteractionCallback | None,
     ) -> None:
-        super().__init__(
-            cwd=cwd,
-            tool_call_id=tool_call_id,
-            identity=tool.identity,
-            max_output_bytes=max_output_bytes,
-            signal=signal,
-            vars=vars,
-            skills=skills,
-            resources=resources,
-        )
+        # ToolContext's slots set here, not through its keyword constructor: one context
+        # is made per call, and that call costs twice as much as the assignments.
+        self._cwd = cwd
+        self._tool_call_id = tool_call_id
+        self._identity = tool.identity
+        self._max_output_bytes = max_output_bytes
+        self._signal = signal
+        self._vars = vars
+        self._skills = skills
+        self._resources = resources
+        self._progress = None
+        self._panels = None
+        self._interactions = None
         self._tool = tool
         self._board = board
         self._ask = ask

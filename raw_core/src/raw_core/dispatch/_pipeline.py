@@ -323,16 +323,16 @@ class Dispatcher:
         """Step 2, and the call's context: a :class:`PreparedCall` without its effects."""
         arguments = parsed_arguments(tool, call.arguments, self.max_argument_bytes)
         context = CallContext(
-            tool=tool,
-            tool_call_id=call.id,
-            cwd=self.cwd,
-            max_output_bytes=self.max_output_bytes,
-            signal=signal,
-            vars=self.vars,
-            skills=self.skills,
-            resources=self.resources,
-            board=self.panels,
-            ask=self.interactions,
+            tool,
+            call.id,
+            self.cwd,
+            self.max_output_bytes,
+            signal,
+            self.vars,
+            self.skills,
+            self.resources,
+            self.panels,
+            self.interactions,
         )
         return PreparedCall(tool=tool, call=call, arguments=arguments, context=context)
 
