@@ -38,6 +38,7 @@ from raw_core.config import DEFAULT_HANDLER_TIMEOUT_MS
 from raw_core.dispatch._context import CallContext
 from raw_core.dispatch._daemon import call_in_daemon
 from raw_core.dispatch._effects import DEFAULT_EFFECTS_TIMEOUT, describe
+from raw_core.dispatch._middlewares import through_middlewares
 from raw_core.dispatch._panel_notes import call_note, with_panels
 from raw_core.dispatch._partial import stopped_batch
 from raw_core.dispatch._support import (
@@ -48,7 +49,7 @@ from raw_core.dispatch._support import (
     PreparedCall,
     check_sealed,
     guard,
-    wrap_middleware,
+    handler_error,
 )
 from raw_core.dispatch._values import parsed_arguments, result_of
 from raw_core.dispatch.finished import CallOutcome
@@ -75,7 +76,6 @@ from raw_core.tools.calls import (
     ApprovalRequest,
     CallInfo,
     CancellationSignal,
-    Middleware,
     SkillReader,
     ToolCall,
     VarReader,
@@ -414,7 +414,13 @@ class Dispatcher:
                 returned = await guard(
                     signal,
                     self.handler_timeout,
-                    self._through(middlewares, prepared, sealed)
+                    through_middlewares(
+                        middlewares,
+                        prepared,
+                        sealed,
+                        lambda: self._handler(tool, prepared.arguments, context),
+                        lambda: self._room(context),
+                    )
                     if middlewares
                     else self._handler(tool, prepared.arguments, context),
                     context,
@@ -422,7 +428,7 @@ class Dispatcher:
             except RawError:
                 raise
             except Exception as exc:  # the handler's own (a middleware's are RawErrors)
-                raise _handler_error(tool, exc) from exc
+                raise handler_error(tool, exc) from exc
         except (Timeout, Cancelled) as error:  # a batch still reports the rows it finished
             progress = context.made_progress()
             if progress is None:
@@ -459,45 +465,3 @@ class Dispatcher:
         if inspect.isawaitable(returned):
             returned = await returned
         return returned
-
-    def _through(
-        self, middlewares: Sequence[tuple[str, Middleware]], prepared: PreparedCall, sealed: str
-    ) -> Awaitable[Any]:
-        """The handler's run inside the plug-ins' call middlewares, outermost first. Each
-        ``call_next`` hands back the handler's result without its panel blocks, and what
-        the handler raised as ``handler_error``."""
-        tool, context = prepared.tool, prepared.context
-        arguments, effects = prepared.arguments, prepared.effects
-        started = False
-
-        async def call_handler() -> Any:
-            nonlocal started
-            if sealed:  # checked already after the hooks and approval
-                check_sealed(sealed, arguments, effects, "a call middleware")
-            started = True
-            try:
-                returned = await self._handler(tool, arguments, context)
-            except RawError:
-                raise
-            except Exception as exc:
-                raise _handler_error(tool, exc) from exc
-            if has_panel_blocks(returned):
-                return await context.panels.take_blocks(returned)
-            return returned
-
-        # Each middleware reads the result so far as a ToolResult, whatever returned it,
-        # under what the call's panel note leaves of the cap (known once the handler ran).
-        def normalise(returned: Any) -> ToolResult:
-            room = self._room(context)
-            return result_of(returned, effects, room)
-
-        invoke: Callable[[], Awaitable[Any]] = call_handler
-        info = prepared.info
-        for name, middleware in reversed(middlewares):
-            invoke = wrap_middleware(middleware, name, info, invoke, normalise, lambda: started)
-        return invoke()
-
-
-def _handler_error(tool: LoadedTool, exc: Exception) -> HandlerError:
-    """What a handler raised (not a :class:`RawError`), as ``handler_error``."""
-    return HandlerError(f"{tool.identity} raised {type(exc).__name__}: {exc}", tool=tool.identity)

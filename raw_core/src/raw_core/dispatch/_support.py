@@ -1,13 +1,14 @@
 """What the dispatch pipeline uses beside its steps: the view of the policy it asks, the
 record of a prepared call, the check that nothing rewrote a call's frozen values, and
-the wrapper that names a failing call middleware's plug-in."""
+:func:`guard`, which bounds what the pipeline awaits by the call's signal and a time
+limit."""
 
 from __future__ import annotations
 
 import inspect
 import time
 import types
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, Final, Protocol
 
 import anyio
@@ -17,22 +18,17 @@ from raw_core.dispatch._resume import resume
 from raw_core.errors import (
     Cancelled,
     HandlerError,
-    HookDenied,
     HookFailed,
-    RawError,
-    ResultWithheld,
     Timeout,
 )
 from raw_core.frozen import fingerprint
 from raw_core.tools.calls import (
     CallInfo,
     CancellationSignal,
-    Middleware,
     ToolCall,
     Verdict,
 )
 from raw_core.tools.loader import LoadedTool
-from raw_core.tools.results import ToolResult
 
 __all__ = [
     "ALLOW",
@@ -43,7 +39,7 @@ __all__ = [
     "ScopeBinder",
     "check_sealed",
     "guard",
-    "wrap_middleware",
+    "handler_error",
 ]
 
 
@@ -149,50 +145,9 @@ def check_sealed(sealed: str, arguments: Any, effects: Any, who: str) -> None:
         )
 
 
-def wrap_middleware(
-    middleware: Middleware,
-    name: str,
-    info: CallInfo,
-    inner: Callable[[], Awaitable[Any]],
-    normalise: Callable[[Any], ToolResult],
-    handler_started: Callable[[], bool],
-) -> Callable[[], Awaitable[Any]]:
-    """``middleware`` around ``inner``: its ``call_next`` runs ``inner`` and hands back
-    what it returned as a :class:`ToolResult` (``normalise``). An error it raises names
-    its plug-in; a deny it raises once the handler has started (``handler_started``:
-    ``hook_denied``, ``result_withheld``) withholds the result instead, since the tool ran:
-    the model reads that it ran, and why. ``call_next`` runs once: a second call is
-    ``hook_failed``."""
-
-    async def wrapped() -> Any:
-        called = False
-
-        async def call_next() -> ToolResult:
-            nonlocal called
-            if called:  # one approval, one run
-                raise HookFailed(
-                    f"call middleware of plug-in {name!r} called call_next twice; a call runs"
-                    " its handler once",
-                    hook=name,
-                )
-            called = True
-            return normalise(await inner())
-
-        try:
-            return await middleware(info, call_next)
-        except (HookDenied, ResultWithheld) as error:
-            if not handler_started():
-                raise
-            withheld = ResultWithheld(error.message, for_model=error.for_model, hook=name)
-            return ToolResult.withheld(info.name, withheld, by="a plug-in", effects=info.effects)
-        except RawError:
-            raise
-        except Exception as exc:
-            raise HandlerError(
-                f"call middleware of plug-in {name!r} raised {type(exc).__name__}: {exc}", hook=name
-            ) from exc
-
-    return wrapped
+def handler_error(tool: LoadedTool, exc: Exception) -> HandlerError:
+    """What a handler raised (anything but a :class:`RawError`), as ``handler_error``."""
+    return HandlerError(f"{tool.identity} raised {type(exc).__name__}: {exc}", tool=tool.identity)
 
 
 class ScopeBinder(Protocol):
