@@ -257,6 +257,8 @@ def test_a_path_missing_from_the_schema_is_a_config_error(tmp_path: Path) -> Non
         "field": "$.agents.coder.tools.rules[0].when.any",
         "rule": 0,
         "tool": "agent/bash",
+        # every problem of the rules, as a config file's check lists its own: this one
+        "problems": [{"path": "$.agents.coder.tools.rules[0].when.any", "message": error.message}],
     }
     assert "rule 0" in error.message
     assert "no property 'cmd' is declared at commands[*] (declared: command, timeout_ms)" in (

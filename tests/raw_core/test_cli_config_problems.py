@@ -289,3 +289,42 @@ def test_validate_names_a_missing_file_as_every_command_does(tmp_path: Path) -> 
     said = f"config_not_found: no config file at {missing}"
     assert said in validated.stderr, validated.stderr
     assert said in ran.stderr, ran.stderr
+
+
+def test_each_rule_floor_and_hook_problem_of_an_agent_is_reported(tmp_path: Path) -> None:
+    """One bad rule does not hide the next, nor a floor's, nor a command hook's."""
+    when = {"source": "arguments", "any": "files[*].path"}
+    user = _user_config(
+        tmp_path, {"rules": [{"match": "*", "effect": "ask", "when": {**when, "regex": "("}}]}
+    )
+    config = tmp_path / "raw.json"
+    rules = [
+        {"match": "builtin/read_file", "effect": "ask", "when": {**when, "regex": "(["}},
+        {
+            "match": "*",
+            "effect": "ask",
+            "when": {**when, "regex": "^x"},
+            "examples": {"match": [{"files": [{"path": "y"}]}]},
+        },
+        {
+            "match": "*",
+            "effect": "ask",
+            "when": {"source": "arguments", "any": "nope", "regex": "x"},
+        },
+        {"match": "*", "effect": "allow"},
+    ]
+    agent = {
+        "tools": {"use": ["builtin/read_file"], "rules": rules},
+        "hooks": {"use": ["agent/gone"]},
+    }
+    config.write_text(json.dumps({"agents": {"a": agent}}), encoding="utf-8")
+    code, problems, _ = _problems(tmp_path, config)
+    assert code == 2
+    assert [(p["field"], p["code"], p.get("path")) for p in problems] == [
+        ("$.agents.a.tools.rules[0].when.regex", "config_invalid", None),
+        ("$.agents.a.tools.rules[1].examples.match[0]", "config_invalid", None),
+        ("$.agents.a.tools.rules[2].when.any", "config_invalid", None),
+        ("$.rules[0].when.regex", "config_invalid", str(user)),
+        ("$.agents.a.hooks.use[0]", "hook_not_found", None),
+    ]
+    assert problems[3]["message"].startswith("the user floor ("), problems[3]["message"]

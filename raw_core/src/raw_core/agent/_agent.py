@@ -241,22 +241,9 @@ def _agent(
     variables)."""
     directory = config.directory
     policy = bind_floors(
-        Policy.bind(
-            agent_config.tools.rules, registry.tools, field=f"$.agents.{agent_name}.tools.rules"
-        ),
-        config.floors,
-        registry.tools,
+        _bind_rules(agent_name, agent_config, registry), config.floors, registry.tools
     )
-    hooks = HookSet.empty()
-    if agent_config.hooks.use:
-        field = f"$.agents.{agent_name}.hooks.use"
-        hooks = HookSet.bind(
-            load_hooks(agent_config.hooks.use, config_dir=directory, field=field),
-            registry.tools,
-            field=field,
-            timeout_cap_ms=agent_config.hooks.timeout_ms,
-            withheld_env=credential_names(config),
-        )
+    hooks = _bind_hooks(config, agent_name, agent_config, registry)
     skills = find_skills(
         agent_config.skills.use,
         config.skills.paths,
@@ -272,4 +259,28 @@ def _agent(
         skills=SkillService(skills),
         vars=variables,
         hooks=hooks,
+    )
+
+
+def _bind_rules(agent_name: str, agent_config: AgentConfig, registry: Registry) -> Policy:
+    """The agent's own rules bound to its tools (``config_invalid`` listing each rule's
+    problem)."""
+    return Policy.bind(
+        agent_config.tools.rules, registry.tools, field=f"$.agents.{agent_name}.tools.rules"
+    )
+
+
+def _bind_hooks(
+    config: Config, agent_name: str, agent_config: AgentConfig, registry: Registry
+) -> HookSet:
+    """The agent's command hooks, loaded and bound to its tools (none: the empty set)."""
+    if not agent_config.hooks.use:
+        return HookSet.empty()
+    field = f"$.agents.{agent_name}.hooks.use"
+    return HookSet.bind(
+        load_hooks(agent_config.hooks.use, config_dir=config.directory, field=field),
+        registry.tools,
+        field=field,
+        timeout_cap_ms=agent_config.hooks.timeout_ms,
+        withheld_env=credential_names(config),
     )

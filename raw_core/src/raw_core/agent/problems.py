@@ -3,8 +3,8 @@
 A session loads its agent with :func:`~raw_core.agent.open_agent`, which stops at the first
 problem: a turn cannot start anyway. A check wants them all, so :func:`agent_problems`
 resolves each ``tools.use`` entry and reads each ``skills.use`` entry on its own, and goes on
-past the ones that fail; the rules, floors and command hooks, which bind to the tools, are
-checked once every tool loaded.
+past the ones that fail; the rules, each floor and the command hooks, which bind to the
+tools, are checked once every tool loaded, each on its own.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from pathlib import Path
 import anyio
 import attrs
 
-from raw_core.agent._agent import Agent, _agent, _sources
+from raw_core.agent._agent import Agent, _agent, _bind_hooks, _bind_rules, _sources
 from raw_core.agent.skills import find_skills
-from raw_core.config import Config
+from raw_core.config import AgentConfig, Config
 from raw_core.errors import RawError
 from raw_core.plugins import PluginHost
+from raw_core.policy import Policy, bind_floors
 from raw_core.tools.loader import ToolLoader
-from raw_core.tools.registry import ToolSelection
+from raw_core.tools.registry import Registry, ToolSelection
 
 __all__ = ["agent_problems"]
 
@@ -35,8 +36,9 @@ async def agent_problems(
 ) -> tuple[Agent | None, tuple[RawError, ...]]:
     """Load agent ``name`` as :func:`~raw_core.agent.open_agent` does and return every
     problem that meets: one per failing ``tools.use`` entry and per failing ``skills.use``
-    entry (each with its ``field``), then the first of its rules, floors or command hooks
-    when its tools all loaded. The agent comes back when there was none; its tool sources
+    entry (each with its ``field``), then, when its tools all loaded, its rules' (each
+    rule's listed in the error's ``context["problems"]``), each floor's and its command
+    hooks'. The agent comes back when there was none; its tool sources
     are closed by then, so it is for reading what was loaded (its tools' warnings), not
     for running."""
     agent_name, agent_config = config.resolve_agent(name)
@@ -74,12 +76,16 @@ async def agent_problems(
                 bound = attrs.evolve(
                     agent_config, skills=attrs.evolve(agent_config.skills, use=use)
                 )
-                try:
-                    agent = _agent(config, agent_name, bound, selection.registry())
-                except RawError as exc:
-                    problems.append(exc)
-                else:
-                    loaded = agent if not problems else None
+                registry = selection.registry()
+                before = len(problems)
+                problems += _binding_problems(config, agent_name, bound, registry)
+                if len(problems) == before:
+                    try:
+                        agent = _agent(config, agent_name, bound, registry)
+                    except RawError as exc:
+                        problems.append(exc)
+                    else:
+                        loaded = agent if not problems else None
         except BaseException as exc:
             await sources.aclose(exc)
             failure = exc
@@ -95,3 +101,27 @@ async def agent_problems(
     if failure is not None:
         raise failure
     return (loaded if not problems else None), tuple(problems)
+
+
+def _binding_problems(
+    config: Config, agent_name: str, agent_config: AgentConfig, registry: Registry
+) -> list[RawError]:
+    """The agent's rules, each floor and its command hooks bound to its tools, each on its
+    own: one problem of each does not hide the others'. (Each floor is bound against the
+    agent's rules, or against none when those failed.)"""
+    problems: list[RawError] = []
+    try:
+        rules = _bind_rules(agent_name, agent_config, registry)
+    except RawError as exc:
+        problems.append(exc)
+        rules = Policy.bind((), registry.tools)
+    for floor in config.floors:
+        try:
+            bind_floors(rules, [floor], registry.tools)
+        except RawError as exc:
+            problems.append(exc)
+    try:
+        _bind_hooks(config, agent_name, agent_config, registry)
+    except RawError as exc:
+        problems.append(exc)
+    return problems

@@ -141,7 +141,9 @@ class Policy:
 
         Raises :class:`~raw_core.errors.ConfigInvalid` with ``field`` (the rule's JSON
         path, down to ``when.regex``, ``when.source`` or ``when.any``), ``rule`` (its
-        index) and, when the fault shows against one tool, ``tool`` (its identity). Every
+        index) and, when the fault shows against one tool, ``tool`` (its identity): the
+        first problem, with every one (each rule's, ``{path, message}``) in
+        ``context["problems"]``, as a config file's check lists its own. Every
         rule's ``examples`` are run through its predicate (whatever tools its glob
         matches); a failing one is ``config_invalid`` at
         ``...examples.match[<i>]`` (or ``not_match``) unless ``check_examples`` is False,
@@ -152,22 +154,28 @@ class Policy:
         rules = tuple(rules)
         globs = [_Globs(rule.globs) for rule in rules]
         prepared: dict[int, PreparedPredicate] = {}
+        problems: list[ConfigInvalid] = []
         for index, rule in enumerate(rules):
             if rule.when is not None:
                 try:
                     prepared[index] = prepare_predicate(rule.when)
                 except PredicateError as exc:
-                    raise ConfigInvalid(
-                        f"{_rule_label(index, rule)}: when.{exc.key}: {exc.message}",
-                        field=f"{field}[{index}].when.{exc.key}",
-                        rule=index,
-                    ) from None
+                    problems.append(
+                        ConfigInvalid(
+                            f"{_rule_label(index, rule)}: when.{exc.key}: {exc.message}",
+                            field=f"{field}[{index}].when.{exc.key}",
+                            rule=index,
+                        )
+                    )
         examples = check(rules, prepared, field=field)
         if check_examples:
             for index, rule in enumerate(rules):
-                raise_failed(
-                    rule, [r for r in examples if r.rule == index], _rule_label(index, rule)
-                )
+                try:
+                    raise_failed(
+                        rule, [r for r in examples if r.rule == index], _rule_label(index, rule)
+                    )
+                except ConfigInvalid as exc:
+                    problems.append(exc)
         matching: dict[str, tuple[int, ...]] = {}
         bound: dict[tuple[int, str], BoundPredicate] = {}
         for shape in shapes:
@@ -180,13 +188,21 @@ class Policy:
                 try:
                     bound[index, shape.identity] = predicate.bind(shape)
                 except PredicateError as exc:
-                    raise ConfigInvalid(
-                        f"{_rule_label(index, rules[index])} matches {shape.identity}, and"
-                        f" when.{exc.key} does not fit it: {exc.message}",
-                        field=f"{field}[{index}].when.{exc.key}",
-                        rule=index,
-                        tool=shape.identity,
-                    ) from None
+                    problems.append(
+                        ConfigInvalid(
+                            f"{_rule_label(index, rules[index])} matches {shape.identity},"
+                            f" and when.{exc.key} does not fit it: {exc.message}",
+                            field=f"{field}[{index}].when.{exc.key}",
+                            rule=index,
+                            tool=shape.identity,
+                        )
+                    )
+        if problems:
+            first = problems[0]
+            first.context["problems"] = [
+                {"path": problem.field, "message": problem.message} for problem in problems
+            ]
+            raise first
         return cls(rules=rules, matching=matching, bound=bound, layer=layer, examples=examples)
 
     # --- what the rules are bound to ------------------------------------------------------

@@ -376,6 +376,11 @@ def bind_floors(
             context = {k: v for k, v in exc.context.items() if k != "field"}
             context["path"] = str(floor.path) if floor.path is not None else None
             context["layer"] = floor.layer
+            if "problems" in context:
+                context["problems"] = [
+                    {"path": p["path"], "message": f"{_label(floor)}: {p['message']}"}
+                    for p in context["problems"]
+                ]
             raise ConfigInvalid(
                 f"{_label(floor)}: {exc.message}", field=exc.field, **context
             ) from None
