@@ -408,3 +408,34 @@ async def test_parsed_arguments_go_through_the_same_strict_parse(
     with pytest.raises(InvalidArguments, match="not a JSON value"):
         ToolCall.with_arguments(id="c", name="files", arguments={"paths": {1, 2}})
     assert seen == []
+
+
+UNIQUE_TOOL = """
+def handler(args, context):
+    return {"content": [{"type": "text", "text": "ran"}]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ('{"v": [[true], [1]]}', None),  # true is not 1 in JSON Schema
+        ('{"v": [[{"a": 1}], [{"a": 2}]]}', None),
+        ('{"v": [{"a": [true]}, {"a": [1]}]}', None),
+        ('{"v": [[{"a": 1}], [{"a": 1}]]}', "invalid_arguments"),
+    ],
+)
+async def test_unique_items_judges_nested_arrays_and_objects_by_their_json_values(
+    tmp_path: Path, make_tool: Any, arguments: str, code: str | None
+) -> None:
+    """The schema checks the arguments as parsed, before they are frozen: uniqueItems
+    compares nested arrays and objects as JSON values (it hashes them), never failing."""
+    schema = {"type": "object", "properties": {"v": {"type": "array", "uniqueItems": True}}}
+    make_tool("unique", root=tmp_path / "tools", code=UNIQUE_TOOL, input_schema=schema)
+    path = tmp_path / "raw.json"
+    path.write_text(json.dumps({"agents": {"a": {"tools": {"use": ["agent/unique"]}}}}))
+    agent = load_agent(load_config(path), host=PluginHost())
+    dispatcher = Dispatcher(agent.registry, cwd=str(tmp_path))
+    result = await dispatcher.dispatch(ToolCall(id="u", name="unique", arguments=arguments))
+    assert result.code == code, result.text()
+    assert (result.text() == "ran") is (code is None)

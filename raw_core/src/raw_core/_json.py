@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Final
-
-from raw_core.frozen import FrozenDict
+from typing import Any
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "JsonInputError", "loads_strict"]
 
@@ -61,31 +59,6 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _frozen_pairs(pairs: list[tuple[str, Any]]) -> FrozenDict:
-    """An object read frozen: :func:`_pairs`, its arrays as tuples, as a FrozenDict (its
-    objects are FrozenDicts already: the parser reads them first)."""
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise JsonInputError(f"duplicate key {key!r}")
-        result[key] = _frozen_array(value) if type(value) is list else value
-    frozen = _new_frozen(FrozenDict)
-    _fill(frozen, result)
-    return frozen
-
-
-def _frozen_array(items: list[Any]) -> tuple[Any, ...]:
-    """An array read frozen: a tuple, the arrays in it too."""
-    for item in items:
-        if type(item) is list:
-            return tuple(_frozen_array(i) if type(i) is list else i for i in items)
-    return tuple(items)
-
-
-_new_frozen: Final = dict.__new__
-_fill: Final = dict.update
-
-
 def _depth_exceeds(value: Any, limit: int) -> bool:
     """Whether containers in a parsed value nest deeper than ``limit`` (iterative walk)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -93,15 +66,13 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
         node, depth = stack.pop()
         if isinstance(node, dict):
             children: Any = node.values()
-        elif isinstance(node, list | tuple):
+        elif isinstance(node, list):
             children = node
         else:
             continue
         if depth > limit:
             return True
-        stack.extend(
-            (child, depth + 1) for child in children if isinstance(child, dict | list | tuple)
-        )
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return False
 
 
@@ -112,20 +83,10 @@ _DECODER = json.JSONDecoder(
     parse_float=_finite_float,
     parse_int=_bounded_int,
 )
-_FROZEN_DECODER = json.JSONDecoder(
-    object_pairs_hook=_frozen_pairs,
-    parse_constant=_reject_constant,
-    parse_float=_finite_float,
-    parse_int=_bounded_int,
-)
 
 
 def loads_strict(
-    text: str | bytes,
-    *,
-    max_bytes: int | None = None,
-    max_depth: int = MAX_DEPTH,
-    frozen: bool = False,
+    text: str | bytes, *, max_bytes: int | None = None, max_depth: int = MAX_DEPTH
 ) -> Any:
     """Parse ``text`` as strict JSON.
 
@@ -133,10 +94,6 @@ def loads_strict(
     longer than :data:`MAX_INT_DIGITS` digits, a byte order mark, text after the value,
     bytes that are not UTF-8, nesting deeper than ``max_depth`` and, when ``max_bytes`` is
     given, input longer than that many UTF-8 bytes. Raises only :class:`JsonInputError`.
-
-    With ``frozen``, the value is read frozen, as :func:`raw_core.frozen.freeze` would
-    make it (objects as :class:`~raw_core.frozen.FrozenDict`, arrays as tuples), in the
-    same pass: cheaper than reading it and then freezing a copy.
     """
     if isinstance(text, bytes):
         size = len(text)
@@ -153,18 +110,16 @@ def loads_strict(
     if text.startswith("\ufeff"):
         raise JsonInputError("unexpected byte order mark (U+FEFF) at line 1 column 1")
     try:
-        value = (_FROZEN_DECODER if frozen else _DECODER).decode(text)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise JsonInputError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise JsonInputError(f"nested deeper than {max_depth} levels") from None
     # Nesting is at most the number of opening brackets: most texts need no walk.
     if (
-        isinstance(value, dict | list | tuple)
+        isinstance(value, dict | list)
         and text.count("[") + text.count("{") > max_depth
         and _depth_exceeds(value, max_depth)
     ):
         raise JsonInputError(f"nested deeper than {max_depth} levels")
-    if frozen and type(value) is list:  # after the depth check: this one recurses
-        value = _frozen_array(value)
     return value

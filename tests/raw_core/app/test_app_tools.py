@@ -142,15 +142,14 @@ def test_policy_explain_prints_the_hooks(
 async def test_a_turn_a_tools_call_and_an_explanation_prepare_calls_the_same_way(
     project: Path, host: PluginHost, tmp_path: Path, monkeypatch: Any
 ) -> None:
-    # Every path makes its call through the one step (a turn skips prepare's coroutine).
     prepared: list[str] = []
-    original = Dispatcher._prepared
+    original = Dispatcher.prepare
 
-    def spy(self: Dispatcher, tool: Any, call: Any, signal: Any) -> Any:
+    def spy(self: Dispatcher, tool: Any, call: Any, signal: Any = None) -> Any:
         prepared.append(tool.identity)
         return original(self, tool, call, signal)
 
-    monkeypatch.setattr(Dispatcher, "_prepared", spy)
+    monkeypatch.setattr(Dispatcher, "prepare", spy)
     model = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "a"}),)), Reply(text="ok")])
     async with App.open(
         project / "raw.json", host=host, store_dir=tmp_path / "s", provider=model

@@ -210,11 +210,9 @@ class Dispatcher:
             if signal.cancelled:
                 raise Cancelled("the call was cancelled before it started")
             tool = self.select(call.name)
-            prepared = self._prepared(tool, call, signal)
+            prepared = await self.prepare(tool, call, signal)
             context = prepared.context
-            arguments = prepared.arguments
-            if tool.describe_effects is not None:
-                effects = prepared.effects = await self._effects(prepared)
+            arguments, effects = prepared.arguments, prepared.effects
             verdict = self._decide(tool, arguments, effects)
             # Hooks, approval and middlewares receive the frozen values; a dict can still be
             # changed through dict's own methods, so check nothing did before each use.
@@ -310,18 +308,8 @@ class Dispatcher:
         ``invalid_arguments``, ``effects_invalid`` (also when a descriptor outside raw
         runs past ``effects_timeout``) or ``cancelled``. A turn, ``raw tools call`` and
         ``raw policy explain`` all prepare calls here."""
-        prepared = self._prepared(
-            tool, call, signal if signal is not None else CancellationSignal()
-        )
-        if tool.describe_effects is not None:
-            prepared.effects = await self._effects(prepared)
-        return prepared
-
-    def _prepared(
-        self, tool: LoadedTool, call: ToolCall, signal: CancellationSignal
-    ) -> PreparedCall:
-        """Step 2, and the call's context: a :class:`PreparedCall` without its effects."""
         arguments = parsed_arguments(tool, call.arguments, self.max_argument_bytes)
+        signal = signal if signal is not None else CancellationSignal()
         context = CallContext(
             tool,
             call.id,
@@ -334,17 +322,13 @@ class Dispatcher:
             self.panels,
             self.interactions,
         )
-        return PreparedCall(tool=tool, call=call, arguments=arguments, context=context)
-
-    async def _effects(self, prepared: PreparedCall) -> Any:
-        """Step 3: the call's intended effects, validated."""
-        context = prepared.context
-        return await describe(
-            prepared.tool,
-            prepared.arguments,
-            context,
-            limit=self.effects_timeout,
-            signal=context.signal,
+        effects = None
+        if tool.describe_effects is not None:
+            effects = await describe(
+                tool, arguments, context, limit=self.effects_timeout, signal=signal
+            )
+        return PreparedCall(
+            tool=tool, call=call, arguments=arguments, effects=effects, context=context
         )
 
     def select(self, name: str) -> LoadedTool:
@@ -443,6 +427,8 @@ class Dispatcher:
             if stopped is None:
                 raise
             return stopped, False
+        # The handler returned: its panel blocks leave the result (under the call's signal;
+        # inside the middlewares' chain when there is one, which must not see them).
         if not middlewares and has_panel_blocks(returned):
             returned = await guard(signal, None, context.panels.take_blocks(returned))
         room = self._room(context)

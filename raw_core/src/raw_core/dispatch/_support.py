@@ -108,8 +108,8 @@ class PreparedCall:
         tool: LoadedTool,
         call: ToolCall,
         arguments: Any,
+        effects: Any,
         context: CallContext,
-        effects: Any = None,
     ) -> None:
         self.tool = tool
         self.call = call

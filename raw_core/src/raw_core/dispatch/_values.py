@@ -9,6 +9,7 @@ from typing import Any
 
 from raw_core._json import JsonInputError, loads_strict
 from raw_core.errors import InvalidArguments, ToolError
+from raw_core.frozen import freeze
 from raw_core.sessions.blocks import TextBlock
 from raw_core.tools._schema import SchemaValidationError
 from raw_core.tools.loader import LoadedTool
@@ -18,20 +19,20 @@ __all__ = ["parsed_arguments", "result_of"]
 
 
 def parsed_arguments(tool: LoadedTool, raw: str, max_bytes: int) -> Any:
-    """Step 2: the model's argument string ``raw`` parsed strictly (at most ``max_bytes``)
-    and frozen as it is read, validated against the tool's JSON Schema and then its
-    ``validate_args``; ``invalid_arguments`` naming the field otherwise."""
-    # Frozen once, as it is read: the schema, validate_args, the effects, hooks, approval
-    # and the handler all read this one value. (fastjsonschema reads a tuple as an array
-    # and a FrozenDict as an object, so the schema judges it as it would the plain value.)
+    """Step 2: the model's argument string ``raw`` parsed strictly (at most ``max_bytes``),
+    validated against the tool's JSON Schema and then its ``validate_args``, and frozen;
+    ``invalid_arguments`` naming the field otherwise."""
     try:
-        frozen = loads_strict(raw, max_bytes=max_bytes, frozen=True)
+        value = loads_strict(raw, max_bytes=max_bytes)
     except JsonInputError as exc:
         raise InvalidArguments(f"the arguments are not valid JSON: {exc}", field="$") from None
     try:
-        tool.input_validator.validate(frozen)
+        tool.input_validator.validate(value)
     except SchemaValidationError as exc:
         raise InvalidArguments(f"{exc.path}: {exc.message}", field=exc.path) from None
+    # Frozen once: validate_args, the effects, hooks, approval and the handler all
+    # read this one value.
+    frozen = freeze(value)
     if tool.validate_args is not None:
         try:
             problem = tool.validate_args(frozen)
