@@ -161,6 +161,9 @@ class BackendContract:
         listed = await backend.list_sessions()
         assert [s.id for s in listed] == [first.id, second.id]
         assert [s.id for s in await backend.list_sessions(limit=1)] == [first.id]
+        # A limit past what the database's integers hold is no limit, not an overflow.
+        assert await backend.list_sessions(limit=2**63) == listed
+        assert await backend.list_sessions(limit=10**30) == listed
         other = await backend_factory()
         assert [s.id for s in await other.list_sessions()] == [first.id, second.id]
         with pytest.raises(SessionNotFound) as caught:

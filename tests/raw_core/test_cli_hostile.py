@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from raw_core.cli import cli
+from tests.conftest import run_raw
 from tests.hostile_json import HOSTILE, HUGE_INT, as_bytes
 
 IDS = [name for name, _ in HOSTILE]
@@ -122,3 +123,23 @@ def test_a_turn_with_hostile_model_output_renders_without_a_traceback(tmp_path: 
     events = [json.loads(line) for line in as_json.stdout.splitlines()]
     assert [e["text"] for e in events if e["type"] == "text_delta"] == ["done \ud800 here"]
     assert events[-1]["type"] == "turn_ended"
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "NaN"])
+@pytest.mark.parametrize(
+    "command",
+    [["sessions", "prune", "--days"], ["models", "check", "m", "--timeout"]],
+    ids=["prune-days", "check-timeout"],
+)
+def test_a_number_that_is_not_finite_is_a_usage_error(
+    tmp_path: Path, command: list[str], value: str
+) -> None:
+    result = run_raw(tmp_path, *command, value)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"raw: usage_invalid: Invalid value for '{command[-1]}'")
+
+
+def test_a_session_limit_past_the_database_integers_lists_them_all(tmp_path: Path) -> None:
+    result = run_raw(tmp_path, "sessions", "list", "--limit", str(2**63), "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []

@@ -94,7 +94,8 @@ async def list_sessions_of(
     cursor = await connection.execute(
         f"SELECT {INFO_COLUMNS} FROM {SCHEMA}.sessions WHERE last_activity >= %s"
         " ORDER BY last_activity DESC, id DESC LIMIT %s",
-        (expiry.cutoff(), limit),
+        # PostgreSQL's bigint ends at 2**63 - 1: a limit past it is no limit (LIMIT NULL).
+        (expiry.cutoff(), None if limit is not None and limit >= 2**63 else limit),
     )
     return tuple(info_from_row(row) for row in await cursor.fetchall())
 

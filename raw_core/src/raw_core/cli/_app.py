@@ -7,6 +7,7 @@ renders; it builds no dispatcher, store or provider itself.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,19 @@ if TYPE_CHECKING:
     from raw_core.app import App
     from raw_core.cli._interrupt import CtrlC
 
-__all__ = ["agent_option", "config_option", "max_output_bytes_option", "with_app"]
+__all__ = ["FiniteRange", "agent_option", "config_option", "max_output_bytes_option", "with_app"]
+
+
+class FiniteRange(click.FloatRange):
+    """A number of seconds or days: a ``FloatRange`` that also refuses ``nan`` and
+    ``inf`` (which pass its bounds: no comparison with ``nan`` is true)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
 
 config_option = click.option(
     "--config",

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from raw_core.cli._app import config_option, with_app
+from raw_core.cli._app import FiniteRange, config_option, with_app
 from raw_core.cli._output import EXIT_ERROR, EXIT_OK, emit_json
 
 __all__ = ["models"]
@@ -74,7 +74,7 @@ def list_models(config_path: Path | None, as_json: bool) -> None:
 @config_option
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteRange(min=0, min_open=True),
     default=60.0,
     show_default=True,
     help="Seconds to wait for the whole answer.",

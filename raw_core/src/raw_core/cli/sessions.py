@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from raw_core.cli._app import agent_option, config_option, with_app
+from raw_core.cli._app import FiniteRange, agent_option, config_option, with_app
 from raw_core.cli._blocks import block_display
 from raw_core.cli._output import (
     EXIT_ERROR,
@@ -415,7 +415,7 @@ def delete(session_id: str, yes: bool, config_path: Path | None, as_json: bool) 
 @sessions.command("prune")
 @click.option(
     "--days",
-    type=click.FloatRange(min=0, min_open=True, max=36_500),
+    type=FiniteRange(min=0, min_open=True, max=36_500),
     default=None,
     help="Expire after this many days without activity (default: the config's"
     " sessions.expire_after_days, else 30).",

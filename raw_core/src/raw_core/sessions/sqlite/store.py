@@ -457,7 +457,8 @@ def list_sessions_on(
         rows = connection.execute(
             f"SELECT {INFO_COLUMNS} FROM sessions WHERE last_activity >= ?"
             " ORDER BY last_activity DESC, id DESC LIMIT ?",
-            (expiry.cutoff(), -1 if limit is None else limit),
+            # SQLite's integers end at 2**63 - 1: a limit past it is no limit.
+            (expiry.cutoff(), -1 if limit is None or limit >= 2**63 else limit),
         ).fetchall()
     return tuple(info_from_row(row) for row in rows)
 
