@@ -126,3 +126,21 @@ def test_the_session_commands_take_the_config_file_their_advice_names(tmp_path: 
     assert (
         json.loads(in_project("sessions", "list", "--json", "--config", str(config)).stdout) == []
     )
+
+
+def test_an_expired_session_can_still_be_deleted_by_its_whole_id(tmp_path: Path) -> None:
+    env = dict(
+        os.environ,
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        NO_COLOR="1",
+    )
+    store_dir = tmp_path / "state" / "raw"
+    long_ago = datetime.now(UTC) - timedelta(days=40)
+    with SessionStore.open(store_dir, clock=lambda: long_ago) as then:
+        old = then.create(title="old")
+    deleted = raw("sessions", "delete", old.id, "-y", "--json", env=env)
+    assert deleted.returncode == 0, deleted.stdout + deleted.stderr
+    assert json.loads(deleted.stdout) == {"deleted": old.id}
+    with SessionStore.open(store_dir, clock=lambda: long_ago) as then:
+        assert then.list_sessions() == ()

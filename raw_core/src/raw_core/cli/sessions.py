@@ -394,16 +394,22 @@ def resume(
 @click.option("--json", "as_json", is_flag=True, help="Print {deleted: id}.")
 def delete(session_id: str, yes: bool, config_path: Path | None, as_json: bool) -> None:
     """Delete a session and its history (asks first unless -y)."""
+    from raw_core.errors import SessionExpired
+
     session_id = _full_id(session_id, as_json=as_json, config_path=config_path)
-    info = _sessions(
-        lambda app: app.session_info(session_id), as_json=as_json, config_path=config_path
-    )
+
+    async def info_of(app: Any) -> Any:
+        try:
+            return await app.session_info(session_id)
+        except SessionExpired:  # it cannot be opened, but it can still be deleted
+            return None
+
+    info = _sessions(info_of, as_json=as_json, config_path=config_path)
     if not yes:
         if not sys.stdin.isatty():
             usage_failed("deleting needs a confirmation: pass -y", as_json=as_json)
-        click.confirm(
-            f"delete session {info.id} ({info.title or 'untitled'})?", abort=True, err=True
-        )
+        what = f"({info.title or 'untitled'})" if info is not None else "(expired)"
+        click.confirm(f"delete session {session_id} {what}?", abort=True, err=True)
     _sessions(lambda app: app.delete_session(session_id), as_json=as_json, config_path=config_path)
     if as_json:
         click.echo(json.dumps({"deleted": session_id}))
