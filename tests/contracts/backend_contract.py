@@ -247,8 +247,13 @@ class BackendContract:
         with pytest.raises(InvalidCursor) as foreign:
             await backend.page(other.id, cursor)
         assert foreign.value.code == "invalid_cursor"
-        with pytest.raises(InvalidCursor):
+        with pytest.raises(InvalidCursor) as other_order:
             await backend.page(session.id, cursor, newest_first=True)
+        # Worded for every front end: no argument name of the Python API.
+        assert other_order.value.message == (
+            "expected a cursor that pages newest first, found one that pages oldest first"
+            " (a cursor keeps the order of the page that returned it)"
+        )
         with pytest.raises(InvalidCursor):
             await backend.page(session.id, "not a cursor")
 

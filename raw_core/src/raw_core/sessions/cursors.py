@@ -72,9 +72,11 @@ class CursorFormat:
                 session_id=session_id,
             )
         if (direction == "b") != newest_first:
-            order = "newest first" if direction == "b" else "oldest first"
+            found = "newest first" if direction == "b" else "oldest first"
+            wanted = "newest first" if newest_first else "oldest first"
             raise InvalidCursor(
-                f"this cursor pages {order}; pass newest_first={direction == 'b'}",
+                f"expected a cursor that pages {wanted}, found one that pages {found} (a"
+                " cursor keeps the order of the page that returned it)",
                 field="cursor",
                 session_id=session_id,
             )
