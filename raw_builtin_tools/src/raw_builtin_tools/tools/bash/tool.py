@@ -125,7 +125,7 @@ async def handler(args: Mapping[str, Any], context: ToolContext) -> BatchResult:
         if stop is not None:
             batch.skipped(label, stop)
             continue
-        limit_ms = entry.get("timeout_ms", DEFAULT_TIMEOUT_MS)
+        limit_ms = int(entry.get("timeout_ms", DEFAULT_TIMEOUT_MS))  # 2.0 is an integer too
         try:
             outcome = await run_command(
                 [shell, "-c", entry["command"]],

@@ -240,8 +240,10 @@ async def _run(
         return f"started {process.name}: pid {process.pid} (its process group), in {cwd}"
     process = table.get(entry["name"])
     if action == "read":
-        limit = min(entry.get("max_bytes", read_budget), read_budget)
-        return _read_body(process, process.read(entry.get("offset"), limit))
+        # int(): JSON Schema's integer takes 2.0 too
+        limit = min(int(entry.get("max_bytes", read_budget)), read_budget)
+        offset = entry.get("offset")
+        return _read_body(process, process.read(None if offset is None else int(offset), limit))
     if action == "write":
         data = entry["input"].encode("utf-8")
         await process.write(data, close=entry.get("close", False))
@@ -251,7 +253,7 @@ async def _run(
         process.send(signals.Signals[f"SIG{entry['signal']}"])
         return f"sent SIG{entry['signal']} to the process group of {process.name}"
     if action == "wait":
-        seconds = entry.get("timeout_ms", DEFAULT_WAIT_MS) / 1000
+        seconds = int(entry.get("timeout_ms", DEFAULT_WAIT_MS)) / 1000
         if await process.wait(seconds, context.signal):
             return f"{process.name} {process.state()} after {process.seconds():.2f} s"
         return f"{process.name} is still running after {seconds:g} s of waiting"

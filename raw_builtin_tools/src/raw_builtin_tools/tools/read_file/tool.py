@@ -180,8 +180,9 @@ def handler(args: Mapping[str, Any], context: ToolContext) -> BatchResult:
     for entry in args["files"]:
         label = entry["path"]
         path = normalize(label, str(context.cwd))
-        start = entry.get("start_line", 1)
-        limit = entry.get("max_lines", DEFAULT_MAX_LINES)
+        # int(): JSON Schema's integer takes 2.0 too
+        start = int(entry.get("start_line", 1))
+        limit = int(entry.get("max_lines", DEFAULT_MAX_LINES))
         try:
             batch.ok(label, _show(path, start, limit))
         except ReadError as error:

@@ -146,7 +146,8 @@ def _edits(args: Mapping[str, Any], cwd: str) -> list[tuple[str, Edit]]:
             elif kind == "replace_text":
                 edits.append((label, replace_text(path, operation["old"], operation["new"])))
             else:
-                start, end = operation["start_line"], operation["end_line"]
+                # int(): JSON Schema's integer takes 2.0 too
+                start, end = int(operation["start_line"]), int(operation["end_line"])
                 edits.append((label, replace_lines(path, start, end, operation["content"])))
         return edits
     patch_edits: list[tuple[str, Edit]] = []
