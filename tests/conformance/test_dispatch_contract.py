@@ -439,3 +439,31 @@ async def test_unique_items_judges_nested_arrays_and_objects_by_their_json_value
     result = await dispatcher.dispatch(ToolCall(id="u", name="unique", arguments=arguments))
     assert result.code == code, result.text()
     assert (result.text() == "ran") is (code is None)
+
+
+async def _passing(call: CallInfo, call_next: Callable[[], Awaitable[Any]]) -> Any:
+    return await call_next()
+
+
+@pytest.mark.parametrize("middleware", [None, _passing], ids=["direct", "in-a-middleware"])
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("import sys\nasync def handler(args, context):\n    sys.exit(4)\n", "handler_error"),
+        ("import sys\ndef handler(args, context):\n    sys.exit(4)\n", "handler_error"),
+        (
+            "import sys\ndef validate_args(args):\n    sys.exit(5)\n"
+            "def handler(args, context):\n    return 'ran'\n",
+            "invalid_arguments",
+        ),
+    ],
+    ids=["async-handler", "sync-handler", "validate-args"],
+)
+async def test_sys_exit_in_a_tool_ends_the_call_not_raw(
+    tmp_path: Path, make_tool: Any, code: str, expected: str, middleware: Any
+) -> None:
+    plugins = [Plugin(middleware=middleware)] if middleware is not None else []
+    dispatcher, _ = setup(tmp_path, make_tool, *plugins, code=code)
+    result = await dispatcher.dispatch(CALL)
+    assert result.code == expected, result.text()
+    assert "SystemExit" in result.text() or expected == "invalid_arguments"

@@ -46,7 +46,7 @@ def through_middlewares(
             returned = await handler()
         except RawError:
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # as without middlewares
             raise handler_error(tool, exc) from exc
         if has_panel_blocks(returned):
             return await context.panels.take_blocks(returned)

@@ -411,7 +411,9 @@ class Dispatcher:
                 )
             except RawError:
                 raise
-            except Exception as exc:  # the handler's own (a middleware's are RawErrors)
+            # The handler's own (a middleware's are RawErrors); sys.exit() in a tool ends
+            # the call, never raw. (A KeyboardInterrupt is the user's: it goes on.)
+            except (Exception, SystemExit) as exc:
                 raise handler_error(tool, exc) from exc
         except (Timeout, Cancelled) as error:  # a batch still reports the rows it finished
             progress = context.made_progress()

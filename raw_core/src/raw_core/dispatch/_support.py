@@ -145,8 +145,9 @@ def check_sealed(sealed: str, arguments: Any, effects: Any, who: str) -> None:
         )
 
 
-def handler_error(tool: LoadedTool, exc: Exception) -> HandlerError:
-    """What a handler raised (anything but a :class:`RawError`), as ``handler_error``."""
+def handler_error(tool: LoadedTool, exc: BaseException) -> HandlerError:
+    """What a handler raised (anything but a :class:`RawError`, a cancellation or a
+    ``KeyboardInterrupt``), as ``handler_error``."""
     return HandlerError(f"{tool.identity} raised {type(exc).__name__}: {exc}", tool=tool.identity)
 
 

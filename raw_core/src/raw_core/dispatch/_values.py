@@ -36,7 +36,7 @@ def parsed_arguments(tool: LoadedTool, raw: str, max_bytes: int) -> Any:
     if tool.validate_args is not None:
         try:
             problem = tool.validate_args(frozen)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a tool ends the call, not raw
             raise InvalidArguments(
                 f"validate_args raised {type(exc).__name__}: {exc}", field="$"
             ) from None
