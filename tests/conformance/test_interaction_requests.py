@@ -605,3 +605,23 @@ def test_an_answers_values_are_frozen_as_arguments_are() -> None:
     assert answer.values["parts"] == ("a", "c")
     assert json.loads(json.dumps(answer.values)) == {"name": "Ada", "parts": ["a", "c"]}
     assert thaw(answer.values) == answer.to_dict()["values"] == {"name": "Ada", "parts": ["a", "c"]}
+
+
+async def test_a_document_holding_a_lone_surrogate_is_asked_as_json_holds_it(
+    project: Path,
+) -> None:
+    """JSON holds a lone surrogate and UTF-8 does not: the document is measured as stored
+    (its ``\\u`` escape), not refused by a Python error."""
+    document = {"blocks": [{"type": "text", "text": "odd \ud800 text"}, *FORM["blocks"][1:]]}
+    asked: list[Any] = []
+
+    async def person(request: Any) -> dict[str, Any]:
+        asked.append(request)
+        return {"name": "Ada", "parts": ["a"]}
+
+    results, _, _, _ = await _turn(
+        project, [("ask", {"document": document})], CallbackFrontEnd(interact=person)
+    )
+    (answered,) = results
+    assert answered.status == "ok", _text(answered)
+    assert len(asked) == 1

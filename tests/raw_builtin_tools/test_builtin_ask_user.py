@@ -128,6 +128,12 @@ async def test_the_answers_reach_the_model_as_text_and_json_and_bad_batches_ask_
             ]
         },
         {"questions": [{"question": f"q{i}", "type": "text"} for i in range(4)]},
+        {
+            "questions": [
+                {"question": "Which?", "type": "single_choice", "options": ["a", "b\ud800"]}
+            ]
+        },
+        {"questions": [{"question": "\udfff?", "type": "text"}]},
     ]
     calls: list[tuple[str, dict[str, Any]]] = [("ask_user", bad) for bad in invalid]
     calls.append(("ask_user", QUESTIONS))
@@ -147,6 +153,7 @@ async def test_the_answers_reach_the_model_as_text_and_json_and_bad_batches_ask_
     duplicate = getattr(found[3].content[0], "text", "")
     assert "asked twice" in duplicate
     assert "listed twice" in duplicate  # every problem of the batch at once
+    assert "options[1] holds a lone surrogate (U+D800)" in getattr(found[5].content[0], "text", "")
     (request,) = asked  # only the valid batch was asked
     fields = request.form["fields"]
     assert [f["type"] for f in fields] == ["text", "single_select", "multi_select"]

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from raw_core.errors import PanelInvalid, PanelTooLarge
+from raw_core.sessions.records import document_json
 from raw_core.tools._schema import (
     SchemaValidationError,
     SchemaValidator,
@@ -201,8 +202,14 @@ def _validators() -> tuple[SchemaValidator, dict[str, SchemaValidator]]:
 
 
 def document_bytes(document: Any) -> int:
-    """The size a document counts toward :data:`MAX_DOCUMENT_BYTES`: its compact JSON."""
-    return len(json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode())
+    """The size a document counts toward :data:`MAX_DOCUMENT_BYTES`: its compact JSON as
+    stored (a lone surrogate as its ``\\u`` escape: JSON holds one, UTF-8 does not);
+    ``panel_invalid`` for a value that is not JSON."""
+    try:
+        text = document_json(document)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise PanelInvalid(f"the document is not JSON: {exc}", field="$.document") from None
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def _invalid(message: str, field: str) -> PanelInvalid:

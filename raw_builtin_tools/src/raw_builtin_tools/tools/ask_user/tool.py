@@ -16,16 +16,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from raw_builtin_tools.toolkit import surrogate_problem
+
 _FIELD_TYPES = {"text": "text", "single_choice": "single_select", "multiple_choice": "multi_select"}
 
 
 def validate_args(args: Any) -> str | None:
-    """Choices need options, each listed once; text questions take none; no question twice."""
+    """Choices need options, each listed once; text questions take none; no question twice;
+    no text UTF-8 cannot hold (a lone surrogate)."""
     problems: list[str] = []
     seen: set[str] = set()
     for index, entry in enumerate(args["questions"]):
         where = f"questions[{index}]"
         text = entry["question"].strip()
+        written = [("question", entry["question"])] + [
+            (f"options[{i}]", option) for i, option in enumerate(entry.get("options") or ())
+        ]
+        for name, value in written:  # JSON lets a lone surrogate through; no screen shows one
+            surrogate = surrogate_problem(value)
+            if surrogate is not None:
+                problems.append(f"{where}.{name} {surrogate}")
         if not text:
             problems.append(f"{where}.question is blank")
         elif text in seen:
