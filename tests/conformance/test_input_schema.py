@@ -350,3 +350,63 @@ def test_loaded_tool_keeps_the_schema_as_written(make_tool: Any, tmp_path: Path)
     tool.input_validator.validate({"t": ["a"]})
     with pytest.raises(SchemaValidationError):
         tool.input_validator.validate({"t": [1]})
+
+
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        (
+            {
+                "properties": {"n": {"$ref": "#/definitions/a"}},
+                "definitions": {"a": {"$ref": "#/definitions/a"}},
+            },
+            '$.definitions.a["$ref"]',
+        ),
+        (
+            {
+                "properties": {"n": {"$ref": "#/definitions/a"}},
+                "definitions": {
+                    "a": {"$ref": "#/definitions/b"},
+                    "b": {"allOf": [{"$ref": "#/definitions/a"}]},
+                },
+            },
+            '$.definitions.b.allOf[0]["$ref"]',
+        ),
+        ({"allOf": [{"not": {"$ref": "#"}}]}, '$.allOf[0].not["$ref"]'),
+        ({"dependencies": {"x": {"$ref": "#"}}}, '$.dependencies.x["$ref"]'),
+    ],
+    ids=["self", "through-allOf", "root-through-not", "through-dependencies"],
+)
+def test_a_reference_loop_that_never_steps_into_the_value_is_refused(
+    schema: dict[str, Any], where: str
+) -> None:
+    """Validating would recurse without end (RecursionError on every call): refused when
+    the schema is prepared, at the reference that closes the loop."""
+    with pytest.raises(SchemaDefinitionError) as caught:
+        prepare_schema({"type": "object", **schema})
+    assert caught.value.path == where
+    assert "validating would never end" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"properties": {"children": {"type": "array", "items": {"$ref": "#"}}}},
+        {
+            "properties": {"v": {"$ref": "#/definitions/x"}},
+            "definitions": {
+                "x": {
+                    "anyOf": [
+                        {"type": "string"},
+                        {"type": "array", "items": {"$ref": "#/definitions/x"}},
+                    ]
+                }
+            },
+        },
+        {"properties": {"next": {"$ref": "#"}}},
+    ],
+    ids=["tree", "nested-arrays", "linked-list"],
+)
+def test_a_recursive_schema_that_steps_into_the_value_is_accepted(schema: dict[str, Any]) -> None:
+    validate = validator({"type": "object", **schema}).validate
+    validate({"children": [{"children": []}], "v": ["a", ["b"]], "next": {"next": {}}})

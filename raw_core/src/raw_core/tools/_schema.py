@@ -32,6 +32,7 @@ from fastjsonschema.ref_resolver import RefResolver
 
 from raw_core._convert import json_kind, json_text
 from raw_core._re2 import PatternError, compile_pattern
+from raw_core.tools._schema_loops import endless_reference
 
 __all__ = [
     "SchemaDefinitionError",
@@ -354,6 +355,14 @@ def prepare_schema(schema: Any, *, require_object: bool = True, path: str = "$")
     prepared = _Preparer(schema, draft, path).schema(copy.deepcopy(schema), path, is_root=True)
     if draft == DRAFT_2020_12:
         prepared["$schema"] = "http://json-schema.org/draft-07/schema#"
+    endless = endless_reference(prepared, path)
+    if endless is not None:
+        raise SchemaDefinitionError(
+            "this reference leads back to itself without stepping into the value"
+            " (through references, allOf, anyOf, oneOf, not, if/then/else or dependencies):"
+            " validating would never end",
+            endless,
+        )
     return prepared
 
 
