@@ -167,3 +167,21 @@ def test_the_packages_page_example_installs_and_runs(tmp_path: Path) -> None:
         for path in [folder, *folder.rglob("*")]:
             if path.is_dir() and not path.is_symlink():
                 path.chmod(0o755)
+
+
+def test_the_cli_page_tools_call_example_prints_what_it_shows(tmp_path: Path) -> None:
+    """docs/reference/cli.md's ``raw tools call ... --json`` example, run as written (from
+    the repository's root) against the quickstart example."""
+    import shlex
+
+    from tests.conftest import run_raw
+
+    root = Path(__file__).parents[2]
+    page = (root / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    found = re.search(r"```\n\$ (raw tools call agent/word_count [^\n]*)\n(.*?)```", page, re.S)
+    assert found is not None
+    command, shown = found.groups()
+    args = [str(root / arg) if arg.startswith("examples/") else arg for arg in shlex.split(command)]
+    result = run_raw(tmp_path, *args[1:])
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == json.loads(shown)
