@@ -172,6 +172,30 @@ async def test_plugins_observe_turn_events(backend: SqliteBackend, agent: Agent)
     ]
 
 
+async def test_what_a_front_end_does_to_an_event_reaches_no_plug_in(
+    backend: SqliteBackend, agent: Agent
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    class Observer:
+        @hookimpl
+        def raw_session_event(self, event: dict[str, Any]) -> None:
+            seen.append(event)
+
+    def tamper(event: LoopEvent) -> None:  # a front end that edits the values it was given
+        arguments = getattr(event, "arguments", None)
+        if isinstance(arguments, dict):
+            arguments["text"] = "TAMPERED"
+
+    host = PluginHost()
+    host.register(Observer(), name="observer")
+    provider = ScriptedProvider([Reply(tool_calls=(("echo", {"text": "x"}),)), Reply(text="hi")])
+    async with Runtime(backend, host=host).open_session(agent, provider) as session:
+        await session.run_turn("go", on_event=tamper)
+    (finished,) = [e for e in seen if e["type"] == "tool_call_finished"]
+    assert finished["arguments"] == {"text": "x"}
+
+
 async def test_replay_provider_plays_a_recording(
     tmp_path: Path, backend: SqliteBackend, agent: Agent
 ) -> None:

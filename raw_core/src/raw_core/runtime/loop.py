@@ -448,14 +448,17 @@ class Session:
         self._listening = on_event is not None or bool(hooks)
 
         def emit(event: LoopEvent) -> None:
+            # Each plug-in's copy is made before the front end sees the event: what the
+            # front end does to its own copy's values reaches no plug-in.
+            payloads = [event.to_dict() for _ in hooks]
             if on_event is not None:
                 try:
                     on_event(event)
                 except Exception:
                     logger.exception("an event renderer failed; the turn goes on")
-            for impl in hooks:
+            for impl, payload in zip(hooks, payloads, strict=True):
                 try:
-                    impl.function(**{n: event.to_dict() for n in impl.argnames})
+                    impl.function(**dict.fromkeys(impl.argnames, payload))
                 except Exception:
                     logger.exception("raw_session_event of plug-in %r failed", impl.plugin_name)
 
