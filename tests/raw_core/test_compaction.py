@@ -292,6 +292,20 @@ async def test_a_turn_that_outgrows_the_window_ends_as_context_too_long(
     assert max(tokens for tokens, _ in model.counted) <= 3000
 
 
+async def test_a_first_request_that_cannot_fit_is_never_sent_nor_counted(
+    backend: SqliteBackend, agent: Agent
+) -> None:
+    provider = ScriptedProvider([Reply(text="never")])
+    limits = ContextLimits(window=3000, threshold=0.8)
+    async with Runtime(backend).open_session(agent, provider, limits=limits) as session:
+        ended = await session.run_turn("word " * 20_000)
+    assert ended.reason == "error"
+    assert ended.error is not None
+    assert ended.error["code"] == ContextTooLong.code
+    assert provider.requests == []
+    assert ended.steps == 0  # "turn ended: error after 0 request(s)"
+
+
 async def test_a_request_refused_as_too_long_is_sent_again_after_a_compaction(
     backend: SqliteBackend, agent: Agent
 ) -> None:

@@ -536,6 +536,11 @@ class Session:
                 if signal.cancelled:
                     end = TurnEnded(reason="cancelled", steps=steps)
                     break
+                # Fitted to the context window before the step counts: a request that
+                # cannot be made to fit (context_too_long) is never sent.
+                scope = self._turn_scope
+                assert scope is not None  # a request runs inside _turn
+                await self._compactor.fit(signal, scope, emit)
                 steps += 1
                 self._steps_taken = steps
                 # A turn whose model and tools never wait (a scripted or in-process model)
@@ -612,12 +617,11 @@ class Session:
     async def _answer(
         self, step: int, signal: CancellationSignal, emit: Callable[[LoopEvent], None]
     ) -> AssistantMessage:
-        """One request, fitted to the context window first (see
+        """One request (already fitted to the context window, see
         :mod:`raw_core.runtime.compaction`); one the provider refuses as too long is sent
         once more after a compaction."""
         scope = self._turn_scope
         assert scope is not None  # a request runs inside _turn
-        await self._compactor.fit(signal, scope, emit)
         try:
             return await self._request(step, signal, emit)
         except ContextTooLong as refused:
