@@ -355,6 +355,30 @@ async def test_resume_repairs_a_call_whose_id_an_earlier_turn_used(
     assert last_result.error_code == "cancelled"
 
 
+async def test_two_calls_of_one_id_in_a_reply_are_paired_with_their_own_results(
+    backend: SqliteBackend, agent: Agent
+) -> None:
+    """A provider that gives two calls one id: each keeps a result of its own, and the next
+    request carries no id twice (which providers refuse)."""
+    stream: list[Any] = []
+    for index, text in enumerate(["a", "b"]):
+        stream += [
+            StartEvent(index=index, id="dup", name="echo"),
+            ArgsEvent(index=index, arguments=json.dumps({"text": text})),
+            EndEvent(index=index),
+        ]
+    provider = ScriptedProvider([[*stream, StopEventType(reason="tool_use")], Reply(text="ok")])
+    async with Runtime(backend).open_session(agent, provider) as session:
+        await session.run_turn("go")
+    messages = provider.requests[1].messages
+    assistant = next(m for m in messages if isinstance(m, AssistantMessage) and m.tool_calls)
+    ids = [call.id for call in assistant.tool_calls]
+    assert ids[0] == "dup"
+    assert len(set(ids)) == 2
+    results = [m for m in messages if isinstance(m, ToolResultMessage)]
+    assert [r.tool_call_id for r in results] == ids
+
+
 async def test_a_turn_cancelled_from_outside_still_ends_properly(
     backend: SqliteBackend, agent: Agent
 ) -> None:

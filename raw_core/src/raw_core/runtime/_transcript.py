@@ -107,13 +107,20 @@ class Draft:
         if self.stop is None:
             raise ProviderFailed("the response stream ended without a stop reason")
         calls = []
+        taken: set[str] = set()
         for index in sorted(self.calls):
             call_id, name, pieces, ended = self.calls[index]
             if not ended:
                 raise ProviderFailed(f"tool call {index} ({name}) never ended")
-            calls.append(
-                ToolCall(id=call_id or f"call_{step}_{index}", name=name, arguments="".join(pieces))
-            )
+            # Each call's result is paired with it by id, in the history and in the next
+            # request (which providers refuse with two calls of one id): a missing or
+            # repeated id gets one of raw's own.
+            if not call_id or call_id in taken:
+                call_id = f"call_{step}_{index}"
+                while call_id in taken:
+                    call_id += "_"
+            taken.add(call_id)
+            calls.append(ToolCall(id=call_id, name=name, arguments="".join(pieces)))
         return AssistantMessage(
             text="".join(self.text), tool_calls=tuple(calls), provider_parts=tuple(self.parts)
         )
