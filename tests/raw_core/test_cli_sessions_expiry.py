@@ -26,13 +26,17 @@ def raw(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_an_expired_session_is_not_listed_shown_or_resumed(tmp_path: Path) -> None:
-    env = dict(
+def _env(tmp_path: Path) -> dict[str, str]:
+    return dict(
         os.environ,
         XDG_STATE_HOME=str(tmp_path / "state"),
         XDG_CONFIG_HOME=str(tmp_path / "config"),
         NO_COLOR="1",
     )
+
+
+def test_an_expired_session_is_not_listed_shown_or_resumed(tmp_path: Path) -> None:
+    env = _env(tmp_path)
     store_dir = tmp_path / "state" / "raw"
     with SessionStore.open(store_dir) as now:
         fresh = now.create(title="fresh")
@@ -83,12 +87,7 @@ def test_an_expired_session_is_not_listed_shown_or_resumed(tmp_path: Path) -> No
 def test_the_session_commands_take_the_config_file_their_advice_names(tmp_path: Path) -> None:
     """In a folder whose raw.json is not trusted, raw advises ``--config``: every session
     command takes it, and reads the sessions settings of that file."""
-    env = dict(
-        os.environ,
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        NO_COLOR="1",
-    )
+    env = _env(tmp_path)
     store_dir = tmp_path / "state" / "raw"
     long_ago = datetime.now(UTC) - timedelta(days=40)
     with SessionStore.open(store_dir, clock=lambda: long_ago) as then:
@@ -129,12 +128,7 @@ def test_the_session_commands_take_the_config_file_their_advice_names(tmp_path: 
 
 
 def test_an_expired_session_can_still_be_deleted_by_its_whole_id(tmp_path: Path) -> None:
-    env = dict(
-        os.environ,
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        NO_COLOR="1",
-    )
+    env = _env(tmp_path)
     store_dir = tmp_path / "state" / "raw"
     long_ago = datetime.now(UTC) - timedelta(days=40)
     with SessionStore.open(store_dir, clock=lambda: long_ago) as then:

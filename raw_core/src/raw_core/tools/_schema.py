@@ -33,6 +33,9 @@ from fastjsonschema.ref_resolver import RefResolver
 from raw_core._convert import json_kind, json_text
 from raw_core._re2 import PatternError, compile_pattern
 from raw_core.tools._schema_loops import endless_reference
+from raw_core.tools._schema_pointers import NOWHERE as _NOWHERE
+from raw_core.tools._schema_pointers import child as _child
+from raw_core.tools._schema_pointers import resolve_pointer as _resolve_pointer
 
 __all__ = [
     "SchemaDefinitionError",
@@ -150,36 +153,6 @@ class SchemaValidationError(ValueError):
         super().__init__(message)
         self.message = message
         self.path = path
-
-
-def _child(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if key.isidentifier():
-        return f"{path}.{key}"
-    return f"{path}[{json.dumps(key)}]"
-
-
-_NOWHERE: Final = object()
-
-
-def _resolve_pointer(root: Any, ref: str) -> Any:
-    """The part of ``root`` the local reference ``ref`` (``#`` or ``#/a/b``) names, or
-    ``_NOWHERE``."""
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return _NOWHERE
-    node = root
-    for raw in ref[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return _NOWHERE
-    return node
 
 
 class _Preparer:

@@ -12,9 +12,11 @@ tool loads, so it is ``manifest_invalid`` there.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any, Final
+
+from raw_core.tools._schema_pointers import child as _child
+from raw_core.tools._schema_pointers import resolve_pointer
 
 __all__ = ["endless_reference"]
 
@@ -25,30 +27,6 @@ _IN_PLACE_LIST: Final = ("allOf", "anyOf", "oneOf")
 _INTO_ONE: Final = ("additionalItems", "additionalProperties", "contains", "propertyNames")
 _INTO_MAP: Final = ("properties", "patternProperties")
 _DEFINITIONS: Final = ("definitions", "$defs")
-
-
-def _child(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key)}]"
-
-
-def _resolve(root: Any, ref: str) -> Any:
-    """The schema a local ``ref`` names in ``root``, or None."""
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node = root
-    for raw in ref[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
 
 
 def _in_place(node: dict[str, Any], path: str) -> Iterator[tuple[Any, str]]:
@@ -127,6 +105,6 @@ def _edges(root: Any, node: dict[str, Any], path: str) -> Iterator[tuple[Any, st
     in-place subschemas."""
     ref = node.get("$ref")
     if isinstance(ref, str):
-        yield _resolve(root, ref), _child(path, "$ref")
+        yield resolve_pointer(root, ref), _child(path, "$ref")
         return
     yield from _in_place(node, path)
