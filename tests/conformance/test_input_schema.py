@@ -374,8 +374,20 @@ def test_loaded_tool_keeps_the_schema_as_written(make_tool: Any, tmp_path: Path)
         ),
         ({"allOf": [{"not": {"$ref": "#"}}]}, '$.allOf[0].not["$ref"]'),
         ({"dependencies": {"x": {"$ref": "#"}}}, '$.dependencies.x["$ref"]'),
+        (
+            {
+                "properties": {"a": {"$ref": "#/components/schemas/List"}},
+                "components": {
+                    "schemas": {
+                        "List": {"type": "array", "items": {"$ref": "#/components/schemas/Item"}},
+                        "Item": {"anyOf": [{"$ref": "#/components/schemas/Item"}]},
+                    }
+                },
+            },
+            '$.components.schemas.Item.anyOf[0]["$ref"]',
+        ),
     ],
-    ids=["self", "through-allOf", "root-through-not", "through-dependencies"],
+    ids=["self", "through-allOf", "root-through-not", "through-dependencies", "under-any-key"],
 )
 def test_a_reference_loop_that_never_steps_into_the_value_is_refused(
     schema: dict[str, Any], where: str
@@ -404,9 +416,18 @@ def test_a_reference_loop_that_never_steps_into_the_value_is_refused(
             },
         },
         {"properties": {"next": {"$ref": "#"}}},
+        # Never run, so never endless: then without if, a definition nothing names, the
+        # siblings of a draft-07 $ref.
+        {"properties": {"path": {"type": "string", "then": {"$ref": "#/properties/path"}}}},
+        {"definitions": {"unused": {"$ref": "#/definitions/unused"}}},
+        {
+            "properties": {"a": {"$ref": "#/definitions/s", "anyOf": [{"$ref": "#/properties/a"}]}},
+            "definitions": {"s": {"type": "string"}},
+        },
     ],
-    ids=["tree", "nested-arrays", "linked-list"],
+    ids=["tree", "nested-arrays", "linked-list", "then-without-if", "unused", "ref-siblings"],
 )
 def test_a_recursive_schema_that_steps_into_the_value_is_accepted(schema: dict[str, Any]) -> None:
     validate = validator({"type": "object", **schema}).validate
     validate({"children": [{"children": []}], "v": ["a", ["b"]], "next": {"next": {}}})
+    validate({"path": "p", "a": "s"})

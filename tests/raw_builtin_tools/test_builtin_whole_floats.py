@@ -19,7 +19,7 @@ from raw_core.tools.resources import SessionResources
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = ["builtin/read_file", "builtin/write_file", "builtin/bash", "builtin/process"]
+TOOLS = ["builtin/read_file", "builtin/write_file", "builtin/process"]
 
 
 @pytest.fixture
@@ -69,13 +69,6 @@ async def test_write_file_replace_lines(dispatcher: Dispatcher, work: Path) -> N
     }
     await call(dispatcher, "write_file", {"operations": [operation]})
     assert (work / "f.txt").read_text(encoding="utf-8") == "one\nTWO\nthree\n"
-
-
-async def test_bash_timeout(dispatcher: Dispatcher) -> None:
-    text = await call(
-        dispatcher, "bash", {"commands": [{"command": "echo hi", "timeout_ms": 60000.0}]}
-    )
-    assert "hi" in text
 
 
 async def test_process_read_and_wait(dispatcher: Dispatcher) -> None:

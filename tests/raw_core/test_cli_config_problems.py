@@ -317,9 +317,10 @@ def test_each_rule_floor_and_hook_problem_of_an_agent_is_reported(tmp_path: Path
         "tools": {"use": ["builtin/read_file"], "rules": rules},
         "hooks": {"use": ["agent/gone"]},
     }
-    config.write_text(json.dumps({"agents": {"a": agent}}), encoding="utf-8")
+    other = {"tools": {"use": ["builtin/read_file"]}}  # meets the floor's problem too
+    config.write_text(json.dumps({"agents": {"a": agent, "b": other}}), encoding="utf-8")
     code, problems, _ = _problems(tmp_path, config)
-    assert code == 2
+    assert code == 2  # the floor's problem once, for both agents
     assert [(p["field"], p["code"], p.get("path")) for p in problems] == [
         ("$.agents.a.tools.rules[0].when.regex", "config_invalid", None),
         ("$.agents.a.tools.rules[1].examples.match[0]", "config_invalid", None),

@@ -289,7 +289,7 @@ def test_a_cursor_of_another_session_or_direction_is_refused(store: SessionStore
     with pytest.raises(InvalidCursor, match="cursor of session") as other:
         store.open_reader(two.id).page_display(cursor)
     assert other.value.field == "cursor"
-    with pytest.raises(InvalidCursor, match="newest_first=False"):
+    with pytest.raises(InvalidCursor, match="pages newest first, found one that pages oldest"):
         store.open_reader(one.id).page_display(cursor, newest_first=True)
 
 

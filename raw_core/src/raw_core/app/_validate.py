@@ -10,6 +10,7 @@ reading a credential, making a provider or sending anything.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,8 +92,23 @@ async def validate_config(
     problems += _model_problems(composed, host)
     problems += await _agents(composed, host, notes, seen)
     return ConfigReport(
-        path=composed.path, files=composed.layers, problems=tuple(problems), notes=tuple(notes)
+        path=composed.path,
+        files=composed.layers,
+        problems=_once_each(problems),
+        notes=tuple(notes),
     )
+
+
+def _once_each(problems: list[RawError]) -> tuple[RawError, ...]:
+    """``problems`` with each reported once: a floor's problem is met by every agent its
+    rules are bound for, and is the same problem each time."""
+    found: dict[str, RawError] = {}
+    for problem in problems:
+        key = json.dumps(
+            [problem.code, problem.message, problem.context], sort_keys=True, default=repr
+        )
+        found.setdefault(key, problem)
+    return tuple(found.values())
 
 
 async def _agents(

@@ -142,7 +142,8 @@ class Policy:
         Raises :class:`~raw_core.errors.ConfigInvalid` with ``field`` (the rule's JSON
         path, down to ``when.regex``, ``when.source`` or ``when.any``), ``rule`` (its
         index) and, when the fault shows against one tool, ``tool`` (its identity): the
-        first problem, with every one (each rule's, ``{path, message}``) in
+        first problem, with every one (each rule's: its predicate, its first failing
+        example, its binding to each tool; as ``{path, message}``) in
         ``context["problems"]``, as a config file's check lists its own. Every
         rule's ``examples`` are run through its predicate (whatever tools its glob
         matches); a failing one is ``config_invalid`` at
