@@ -431,3 +431,26 @@ def test_a_recursive_schema_that_steps_into_the_value_is_accepted(schema: dict[s
     validate = validator({"type": "object", **schema}).validate
     validate({"children": [{"children": []}], "v": ["a", ["b"]], "next": {"next": {}}})
     validate({"path": "p", "a": "s"})
+
+
+def test_a_local_reference_is_a_uri_fragment_percent_decoded() -> None:
+    """``#/definitions/a%20b`` names the definition ``a b`` (RFC 6901, section 6), for the
+    load's check as for the validator."""
+    schema = {
+        "type": "object",
+        "properties": {"v": {"$ref": "#/definitions/a%20b"}, "w": {"$ref": "#/definitions/c~1d"}},
+        "definitions": {"a b": {"type": "string"}, "c/d": {"type": "integer"}},
+    }
+    validate = validator(schema).validate
+    validate({"v": "x", "w": 1})
+    with pytest.raises(SchemaValidationError) as caught:
+        validate({"v": 1})
+    assert caught.value.path == "$.v"
+    with pytest.raises(SchemaDefinitionError):
+        prepare_schema(
+            {
+                "type": "object",
+                "properties": {"v": {"$ref": "#/definitions/a%20c"}},
+                "definitions": {"a b": {}},
+            }
+        )

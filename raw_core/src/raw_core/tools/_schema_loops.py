@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from raw_core.tools._schema_pointers import child as _child
-from raw_core.tools._schema_pointers import resolve_pointer
+from raw_core.tools._schema_pointers import pointer_parts, resolve_pointer
 
 __all__ = ["endless_reference"]
 
@@ -37,8 +37,7 @@ _Edge = tuple[Any, str]  # the schema validation goes on with, and the path that
 def _pointer_path(base: str, ref: str) -> str:
     """The JSON path of the schema the local pointer ``ref`` names, under ``base``."""
     path = base
-    for raw in ref[2:].split("/") if ref.startswith("#/") else ():
-        part = raw.replace("~1", "/").replace("~0", "~")
+    for part in pointer_parts(ref) or ():
         path = _child(path, int(part) if part.isdigit() else part)
     return path
 
