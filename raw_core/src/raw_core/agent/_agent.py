@@ -41,11 +41,7 @@ __all__ = ["Agent", "load_agent", "open_agent"]
 
 
 def _bind_policy(agent: Agent) -> Policy | FlooredPolicy:
-    return Policy.bind(
-        agent.config.tools.rules,
-        agent.registry.tools,
-        field=f"$.agents.{agent.name}.tools.rules",
-    )
+    return _bind_rules(agent.name, agent.config, agent.registry)
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -179,30 +175,13 @@ async def open_agent(
     notes).
     """
     agent_name, agent_config = config.resolve_agent(name)
-    failure: BaseException | None = None
-    # The sources' background tasks (an MCP connection's reader) run in this group, which
-    # spans the block; what ends the block is re-raised after it, never as a group.
-    async with anyio.create_task_group() as tasks:
-        sources = _sources(config, host, loader, local_dir, tasks)
-        try:
-            registry = await Registry.aselect(
-                agent_config.tools.use,
-                resolve=sources.resolve,
-                field=f"$.agents.{agent_name}.tools.use",
-            )
-            yield _agent(config, agent_name, agent_config, registry, var_cache)
-        except BaseException as exc:
-            await sources.aclose(exc)
-            failure = exc
-        else:
-            try:
-                await sources.aclose()
-            except BaseException as exc:
-                failure = exc
-        finally:
-            tasks.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
+    async with opened_sources(config, host, loader, local_dir) as sources:
+        registry = await Registry.aselect(
+            agent_config.tools.use,
+            resolve=sources.resolve,
+            field=f"$.agents.{agent_name}.tools.use",
+        )
+        yield _agent(config, agent_name, agent_config, registry, var_cache)
 
 
 def _sources(
@@ -228,6 +207,34 @@ def _package_source(config: Config, loader: ToolLoader) -> ToolSource:
     from raw_core.packages.source import PackageSource
 
     return PackageSource.for_config(config, loader)
+
+
+@asynccontextmanager
+async def opened_sources(
+    config: Config, host: PluginHost, loader: ToolLoader | None, local_dir: Path | None
+) -> AsyncIterator[SessionSources]:
+    """The agent's tool sources for the block, closed when it ends (with what ended it).
+
+    Their background tasks (an MCP connection's reader) run in a group that spans the
+    block; what ends the block is re-raised after the group, never as a group, and a
+    failure to close the sources after a block that ended well is raised then."""
+    failure: BaseException | None = None
+    async with anyio.create_task_group() as tasks:
+        sources = _sources(config, host, loader, local_dir, tasks)
+        try:
+            yield sources
+        except BaseException as exc:
+            await sources.aclose(exc)
+            failure = exc
+        else:
+            try:
+                await sources.aclose()
+            except BaseException as exc:
+                failure = exc
+        finally:
+            tasks.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 def _agent(

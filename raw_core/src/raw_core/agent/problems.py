@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import attrs
 
-from raw_core.agent._agent import Agent, _agent, _bind_hooks, _bind_rules, _sources
+from raw_core.agent._agent import Agent, _agent, _bind_hooks, _bind_rules, opened_sources
 from raw_core.agent.skills import find_skills
 from raw_core.config import AgentConfig, Config
 from raw_core.errors import RawError
@@ -22,6 +21,7 @@ from raw_core.plugins import PluginHost
 from raw_core.policy import Policy, bind_floors
 from raw_core.tools.loader import ToolLoader
 from raw_core.tools.registry import Registry, ToolSelection
+from raw_core.tools.sources import SessionSources
 
 __all__ = ["agent_problems"]
 
@@ -44,63 +44,57 @@ async def agent_problems(
     agent_name, agent_config = config.resolve_agent(name)
     problems: list[RawError] = []
     loaded: Agent | None = None
-    failure: BaseException | None = None
-    # As in open_agent: the sources' background tasks run in this group, and what ends the
-    # block is re-raised after it, never as a group.
-    async with anyio.create_task_group() as tasks:
-        sources = _sources(config, host, loader, local_dir, tasks)
-        try:
-            selection = ToolSelection(field=f"$.agents.{agent_name}.tools.use")
-            for index, text in enumerate(agent_config.tools.use):
-                try:
-                    identity = selection.identity(index, text)
-                    with selection.at(index, text):
-                        tool = await sources.resolve(identity)
-                    selection.add(index, tool)
-                except RawError as exc:
-                    problems.append(exc)
-            tools_failed = len(problems)
-            skills = f"$.agents.{agent_name}.skills.use"
-            for index, skill in enumerate(agent_config.skills.use):
-                try:
-                    find_skills(
-                        [skill], config.skills.paths, base_dir=config.directory, field=skills
-                    )
-                except RawError as exc:
-                    exc.context["field"] = f"{skills}[{index}]"
-                    problems.append(exc)
-            if not tools_failed:
-                # The rules, floors and hooks bind to the tools: checked once all loaded
-                # (the skills, already checked one by one, are left out when one failed).
-                use = agent_config.skills.use if not problems else ()
-                bound = attrs.evolve(
-                    agent_config, skills=attrs.evolve(agent_config.skills, use=use)
-                )
-                registry = selection.registry()
-                before = len(problems)
-                problems += _binding_problems(config, agent_name, bound, registry)
-                if len(problems) == before:
-                    try:
-                        agent = _agent(config, agent_name, bound, registry)
-                    except RawError as exc:
-                        problems.append(exc)
-                    else:
-                        loaded = agent if not problems else None
-        except BaseException as exc:
-            await sources.aclose(exc)
-            failure = exc
-        else:
-            try:
-                await sources.aclose()
-            except RawError as exc:
-                problems.append(exc)
-            except BaseException as exc:
-                failure = exc
-        finally:
-            tasks.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
+    try:
+        async with opened_sources(config, host, loader, local_dir) as sources:
+            loaded = await _load(config, agent_name, agent_config, sources, problems)
+    except RawError as exc:  # closing the sources failed
+        problems.append(exc)
     return (loaded if not problems else None), tuple(problems)
+
+
+async def _load(
+    config: Config,
+    agent_name: str,
+    agent_config: AgentConfig,
+    sources: SessionSources,
+    problems: list[RawError],
+) -> Agent | None:
+    """Each step of loading the agent through ``sources``, its problems added to
+    ``problems``; the agent when there was none."""
+    selection = ToolSelection(field=f"$.agents.{agent_name}.tools.use")
+    for index, text in enumerate(agent_config.tools.use):
+        try:
+            identity = selection.identity(index, text)
+            with selection.at(index, text):
+                tool = await sources.resolve(identity)
+            selection.add(index, tool)
+        except RawError as exc:
+            problems.append(exc)
+    tools_failed = len(problems)
+    skills = f"$.agents.{agent_name}.skills.use"
+    for index, skill in enumerate(agent_config.skills.use):
+        try:
+            find_skills([skill], config.skills.paths, base_dir=config.directory, field=skills)
+        except RawError as exc:
+            exc.context["field"] = f"{skills}[{index}]"
+            problems.append(exc)
+    if tools_failed:
+        return None
+    # The rules, floors and hooks bind to the tools: checked once all loaded (the skills,
+    # already checked one by one, are left out when one failed).
+    use = agent_config.skills.use if not problems else ()
+    bound = attrs.evolve(agent_config, skills=attrs.evolve(agent_config.skills, use=use))
+    registry = selection.registry()
+    before = len(problems)
+    problems += _binding_problems(config, agent_name, bound, registry)
+    if len(problems) != before:
+        return None
+    try:
+        agent = _agent(config, agent_name, bound, registry)
+    except RawError as exc:
+        problems.append(exc)
+        return None
+    return agent if not problems else None
 
 
 def _binding_problems(
